@@ -1,0 +1,5 @@
+"""`python -m anchorgpu` is the `anchorgpu` command."""
+
+from anchorgpu.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,34 @@
+"""`anchorgpu run`: the Telegram bot when a token is set, otherwise the local console chat."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from anchorgpu.logging import setup_logging
+from anchorgpu.settings import get_settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("run", help="run the Telegram bot (or the console chat without a token)")
+    parser.add_argument("--lang", choices=["ru", "en"], default="ru", help="console chat language")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    setup_logging(settings.data)
+    if settings.telegram.bot_token is None:
+        print("TELEGRAM_BOT_TOKEN is not set: starting the local console chat (type /help, /quit to leave).",
+              file=sys.stderr)
+        from anchorgpu.cli.chat import chat
+
+        asyncio.run(chat(args.lang))
+        return 0
+    from bot.app import run_bot
+
+    print(f"Starting the Telegram bot ({settings.telegram.mode}) against {settings.telegram.api_base}.",
+          file=sys.stderr)
+    asyncio.run(run_bot(settings))
+    return 0

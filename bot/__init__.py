@@ -1,0 +1,1 @@
+"""Telegram front of AnchorGPU assistant (aiogram). Domain code never imports this package."""

@@ -1,0 +1,5 @@
+"""`python -m bot` is `anchorgpu run`."""
+
+from anchorgpu.cli import main
+
+raise SystemExit(main(["run"]))

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from anchorgpu.cli import COMMAND_MODULES, main
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("chat", "ask", "search", "fit", "quote", "run", "ingest", "bench"):
+        assert name in out
+    assert set(COMMAND_MODULES) >= {"chat", "ask", "search", "fit", "quote", "run", "ingest", "bench"}
+
+
+@pytest.mark.parametrize("name", COMMAND_MODULES)
+def test_each_subcommand_has_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([name, "--help"])
+    assert info.value.code == 0
+    assert "usage: anchorgpu " + name in capsys.readouterr().out
+
+
+def test_mistyped_subcommand_suggests_the_right_one(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["qoute"])
+    assert info.value.code == 2
+    assert "did you mean: quote" in capsys.readouterr().err
+
+
+def test_console_chat_answers_help_without_a_token(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "ANCHORGPU_STATE_DIR": str(tmp_path), "HOME": str(tmp_path),
+           "HF_HUB_OFFLINE": "1"}
+    (tmp_path / "models").symlink_to(REPO_ROOT / "var" / "models")
+    result = subprocess.run([sys.executable, "-m", "anchorgpu", "run", "--lang", "en"], input="/help\n/quit\n",
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "console chat" in result.stderr
+    assert "/fit MODEL" in result.stdout

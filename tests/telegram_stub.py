@@ -1,0 +1,433 @@
+"""A local Telegram Bot API server for tests: real HTTP, real Bot API JSON shapes, recorded calls.
+
+The bot under test points ``TELEGRAM_API_BASE`` at :attr:`TelegramStub.base_url`; aiogram then calls
+``{base}/bot{token}/{method}``. Tests push updates (served through ``getUpdates`` long polling), read
+every call the bot made, and inject faults (429 with ``retry_after``, 5xx, dropped connections, delays).
+The stub enforces the limits that break real bots: 4096 characters after entity parsing, valid HTML in
+``parse_mode=HTML``, "message is not modified" on no-op edits, 1-64 byte ``callback_data``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import Any
+
+from aiohttp import web
+
+BOT_ID = 7000000001
+BOT_USERNAME = "anchorgpu_test_bot"
+NUMERIC_FIELDS = {"chat_id", "message_id", "message_thread_id", "user_id", "offset", "limit", "timeout",
+                  "draft_id", "reply_to_message_id", "cache_time"}
+ALLOWED_TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a",
+                "code", "pre", "blockquote", "tg-emoji"}
+
+
+class BotAPIError(Exception):
+    def __init__(self, code: int, description: str, parameters: dict[str, Any] | None = None) -> None:
+        super().__init__(description)
+        self.code = code
+        self.description = description
+        self.parameters = parameters
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    ts: float
+    files: dict[str, int] = field(default_factory=dict)  # field name -> size in bytes
+
+
+@dataclass
+class Fault:
+    status: int = 429
+    retry_after: int | None = None
+    description: str | None = None
+    drop_connection: bool = False
+    delay_s: float = 0.0
+
+
+class _TelegramHTML(HTMLParser):
+    """Validates Bot API HTML the way Telegram does: known tags, balanced, known entities only."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.stack: list[str] = []
+        self.text_parts: list[str] = []
+        self.error: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in ALLOWED_TAGS:
+            self.error = self.error or f"Unsupported start tag \"{tag}\""
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.error = self.error or f"Can't find end tag corresponding to start tag \"{tag}\""
+            return
+        self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if "<" in data or ">" in data:
+            self.error = self.error or "Unexpected end tag"
+        self.text_parts.append(data)
+
+    def handle_entityref(self, name: str) -> None:
+        mapping = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+        if name not in mapping:
+            self.error = self.error or f"Unsupported entity &{name};"
+        self.text_parts.append(mapping.get(name, "?"))
+
+    def handle_charref(self, name: str) -> None:
+        self.text_parts.append("?")
+
+
+def parse_html(text: str) -> str:
+    """The plain text Telegram would show, or BotAPIError 400 "can't parse entities"."""
+    if text.count("<") != text.count(">"):
+        raise BotAPIError(400, "Bad Request: can't parse entities: unbalanced angle brackets")
+    parser = _TelegramHTML()
+    parser.feed(text)
+    parser.close()
+    if parser.error is None and parser.stack:
+        parser.error = f"Can't find end tag corresponding to start tag \"{parser.stack[-1]}\""
+    if parser.error:
+        raise BotAPIError(400, f"Bad Request: can't parse entities: {parser.error}")
+    return "".join(parser.text_parts)
+
+
+def visible_length(text: str, parse_mode: str | None) -> int:
+    plain = parse_html(text) if parse_mode == "HTML" else text
+    # Telegram counts UTF-16 code units
+    return len(plain.encode("utf-16-le")) // 2
+
+
+class TelegramStub:
+    def __init__(self, *, bot_username: str = BOT_USERNAME, bot_id: int = BOT_ID) -> None:
+        self.bot_user = {"id": bot_id, "is_bot": True, "first_name": "AnchorGPU", "username": bot_username,
+                         "can_join_groups": True, "can_read_all_group_messages": False,
+                         "supports_inline_queries": True}
+        self.calls: list[Call] = []
+        self._updates: list[dict[str, Any]] = []
+        self._update_ids = itertools.count(1)
+        self._message_ids: dict[int, itertools.count[int]] = defaultdict(lambda: itertools.count(1000))
+        self._messages: dict[tuple[int, int], dict[str, Any]] = {}
+        self._new_update = asyncio.Condition()
+        self._call_event = asyncio.Condition()
+        self._faults: dict[str, deque[Fault]] = defaultdict(deque)
+        self.admins: dict[int, set[int]] = defaultdict(set)
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self.tokens_seen: set[str] = set()
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_route("*", "/file/bot{token}/{path:.*}", self._file)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        self.port = sockets[0].getsockname()[1]
+        return self.base_url
+
+    async def stop(self) -> None:
+        if self._runner:
+            await self._runner.cleanup()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # ---- test API --------------------------------------------------------------------------------
+    def push_update(self, update: dict[str, Any], update_id: int | None = None) -> int:
+        """Queue an update; pass an old ``update_id`` to simulate a redelivery."""
+        uid = update_id if update_id is not None else next(self._update_ids)
+        self._updates.append({"update_id": uid, **update})
+
+        async def notify() -> None:
+            async with self._new_update:
+                self._new_update.notify_all()
+
+        asyncio.get_running_loop().create_task(notify())
+        return uid
+
+    def message_update(self, text: str, *, chat_id: int = 100, user_id: int = 100, chat_type: str = "private",
+                       language_code: str = "ru", thread_id: int | None = None,
+                       reply_to: dict[str, Any] | None = None, message_id: int | None = None,
+                       username: str = "tester", edited: bool = False) -> int:
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        if chat_type == "private":
+            chat.update(first_name="Test", username=username)
+        else:
+            chat.update(title="Team chat", is_forum=thread_id is not None)
+        msg: dict[str, Any] = {
+            "message_id": message_id or next(self._message_ids[chat_id]),
+            "date": int(time.time()),
+            "chat": chat,
+            "from": {"id": user_id, "is_bot": False, "first_name": "Test", "username": username,
+                     "language_code": language_code},
+            "text": text,
+        }
+        entities = []
+        if text.startswith("/"):
+            command = text.split()[0]
+            entities.append({"type": "bot_command", "offset": 0, "length": len(command.encode("utf-16-le")) // 2})
+        mention = "@" + self.bot_user["username"]
+        if mention in text and not text.startswith("/"):
+            offset = len(text[: text.index(mention)].encode("utf-16-le")) // 2
+            entities.append({"type": "mention", "offset": offset, "length": len(mention)})
+        if entities:
+            msg["entities"] = entities
+        if thread_id is not None:
+            msg["message_thread_id"] = thread_id
+            msg["is_topic_message"] = True
+        if reply_to is not None:
+            msg["reply_to_message"] = reply_to
+        if edited:
+            msg["edit_date"] = int(time.time())
+            return self.push_update({"edited_message": msg})
+        return self.push_update({"message": msg})
+
+    def callback_update(self, data: str, *, message: dict[str, Any], user_id: int = 100,
+                        language_code: str = "ru") -> int:
+        return self.push_update({"callback_query": {
+            "id": str(next(self._update_ids) * 7919), "chat_instance": "ci-1", "data": data, "message": message,
+            "from": {"id": user_id, "is_bot": False, "first_name": "Test", "language_code": language_code},
+        }})
+
+    def inline_update(self, query: str, *, user_id: int = 100, language_code: str = "ru") -> int:
+        return self.push_update({"inline_query": {
+            "id": f"iq-{time.monotonic_ns()}", "query": query, "offset": "",
+            "from": {"id": user_id, "is_bot": False, "first_name": "Test", "language_code": language_code},
+        }})
+
+    def inject(self, method: str, fault: Fault, times: int = 1) -> None:
+        for _ in range(times):
+            self._faults[method].append(fault)
+
+    def calls_to(self, method: str, chat_id: int | None = None) -> list[Call]:
+        return [c for c in self.calls if c.method == method
+                and (chat_id is None or c.params.get("chat_id") == chat_id)]
+
+    def sent_texts(self, chat_id: int | None = None) -> list[str]:
+        return [str(c.params.get("text", "")) for c in self.calls_to("sendMessage", chat_id)]
+
+    async def wait_for(self, method: str, predicate: Callable[[Call], bool] = lambda c: True,
+                       timeout: float = 30.0, count: int = 1) -> list[Call]:
+        deadline = time.monotonic() + timeout
+        async with self._call_event:
+            while True:
+                found = [c for c in self.calls if c.method == method and predicate(c)]
+                if len(found) >= count:
+                    return found
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    seen = [(c.method, str(c.params.get("text", ""))[:80]) for c in self.calls[-15:]]
+                    raise TimeoutError(f"no {count}x {method} matching within {timeout}s; last calls: {seen}")
+                try:
+                    await asyncio.wait_for(self._call_event.wait(), remaining)
+                except TimeoutError:
+                    continue
+
+    def message(self, chat_id: int, message_id: int) -> dict[str, Any] | None:
+        return self._messages.get((chat_id, message_id))
+
+    # ---- HTTP ------------------------------------------------------------------------------------
+    async def _file(self, request: web.Request) -> web.StreamResponse:
+        return web.Response(status=404)
+
+    async def _read_params(self, request: web.Request) -> tuple[dict[str, Any], dict[str, int]]:
+        params: dict[str, Any] = {}
+        files: dict[str, int] = {}
+        if request.content_type == "application/json":
+            params = await request.json()
+        elif request.can_read_body:
+            form = await request.post()
+            for key, value in form.items():
+                if isinstance(value, web.FileField):
+                    files[key] = len(value.file.read())
+                    continue
+                params[key] = value
+        for key, value in list(params.items()):
+            if isinstance(value, str) and value[:1] in "{[":
+                with contextlib.suppress(json.JSONDecodeError):
+                    params[key] = json.loads(value)
+            elif key in NUMERIC_FIELDS and isinstance(value, str) and value.lstrip("-").isdigit():
+                params[key] = int(value)
+            elif isinstance(value, str) and value in {"true", "false"}:
+                params[key] = value == "true"
+        return params, files
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        token = request.match_info["token"]
+        method = request.match_info["method"]
+        params, files = await self._read_params(request)
+        self.tokens_seen.add(token)
+        if method != "getUpdates":
+            call = Call(method=method, params=params, ts=time.monotonic(), files=files)
+            self.calls.append(call)
+            async with self._call_event:
+                self._call_event.notify_all()
+        if self._faults[method]:
+            fault = self._faults[method].popleft()
+            if fault.delay_s:
+                await asyncio.sleep(fault.delay_s)
+            if fault.drop_connection:
+                assert request.transport is not None
+                request.transport.close()
+                return web.Response(status=500)
+            if fault.status != 200:
+                body: dict[str, Any] = {"ok": False, "error_code": fault.status,
+                                        "description": fault.description or _default_description(fault)}
+                if fault.retry_after is not None:
+                    body["parameters"] = {"retry_after": fault.retry_after}
+                return web.json_response(body, status=fault.status)
+        try:
+            handler = getattr(self, f"_m_{method}", None)
+            result = await handler(params) if handler else True
+        except BotAPIError as exc:
+            body = {"ok": False, "error_code": exc.code, "description": exc.description}
+            if exc.parameters:
+                body["parameters"] = exc.parameters
+            return web.json_response(body, status=exc.code)
+        return web.json_response({"ok": True, "result": result})
+
+    # ---- methods ---------------------------------------------------------------------------------
+    async def _m_getMe(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.bot_user
+
+    async def _m_deleteWebhook(self, params: dict[str, Any]) -> bool:
+        return True
+
+    async def _m_getUpdates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        offset = int(params.get("offset") or 0)
+        timeout = float(params.get("timeout") or 0)
+        limit = int(params.get("limit") or 100)
+        if offset:
+            # confirming: drop everything below offset (Telegram's semantics)
+            self._updates = [u for u in self._updates if u["update_id"] >= offset]
+        deadline = time.monotonic() + min(timeout, 5.0)
+        async with self._new_update:
+            while not self._updates and time.monotonic() < deadline:
+                try:
+                    await asyncio.wait_for(self._new_update.wait(), max(0.0, deadline - time.monotonic()))
+                except TimeoutError:
+                    break
+        return self._updates[:limit]
+
+    def _check_text(self, text: str, parse_mode: str | None, allow_empty: bool = False) -> None:
+        length = visible_length(text, parse_mode)
+        if length == 0 and not allow_empty:
+            raise BotAPIError(400, "Bad Request: message text is empty")
+        if length > 4096:
+            raise BotAPIError(400, "Bad Request: message is too long")
+
+    def _check_markup(self, markup: Any) -> None:
+        if not isinstance(markup, dict):
+            return
+        for row in markup.get("inline_keyboard", []):
+            for button in row:
+                data = button.get("callback_data")
+                if data is not None and not 1 <= len(str(data).encode()) <= 64:
+                    raise BotAPIError(400, "Bad Request: BUTTON_DATA_INVALID")
+
+    def _store(self, params: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+        chat_id = int(params["chat_id"])
+        message = {
+            "message_id": next(self._message_ids[chat_id]),
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
+            "from": self.bot_user,
+            **extra,
+        }
+        if params.get("message_thread_id"):
+            message["message_thread_id"] = params["message_thread_id"]
+        if params.get("reply_markup"):
+            message["reply_markup"] = params["reply_markup"]
+        self._messages[(chat_id, message["message_id"])] = message
+        return message
+
+    async def _m_sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:
+        text = str(params.get("text", ""))
+        self._check_text(text, params.get("parse_mode"))
+        self._check_markup(params.get("reply_markup"))
+        return self._store(params, {"text": text})
+
+    async def _m_sendMessageDraft(self, params: dict[str, Any]) -> bool:
+        if int(params.get("chat_id", 0)) <= 0:
+            raise BotAPIError(400, "Bad Request: drafts can be sent only to private chats")
+        if not int(params.get("draft_id") or 0):
+            raise BotAPIError(400, "Bad Request: draft_id must be non-zero")
+        self._check_text(str(params.get("text", "")), params.get("parse_mode"), allow_empty=True)
+        return True
+
+    async def _m_editMessageText(self, params: dict[str, Any]) -> dict[str, Any]:
+        key = (int(params["chat_id"]), int(params["message_id"]))
+        message = self._messages.get(key)
+        if message is None:
+            raise BotAPIError(400, "Bad Request: message to edit not found")
+        text = str(params.get("text", ""))
+        self._check_text(text, params.get("parse_mode"))
+        self._check_markup(params.get("reply_markup"))
+        if message.get("text") == text and message.get("reply_markup") == params.get("reply_markup"):
+            raise BotAPIError(400, "Bad Request: message is not modified: specified new message content and "
+                                   "reply markup are exactly the same as a current content and reply markup "
+                                   "of the message")
+        message["text"] = text
+        message["edit_date"] = int(time.time())
+        if "reply_markup" in params:
+            message["reply_markup"] = params["reply_markup"]
+        return message
+
+    async def _m_editMessageReplyMarkup(self, params: dict[str, Any]) -> dict[str, Any]:
+        key = (int(params["chat_id"]), int(params["message_id"]))
+        message = self._messages.get(key)
+        if message is None:
+            raise BotAPIError(400, "Bad Request: message to edit not found")
+        message["reply_markup"] = params.get("reply_markup")
+        return message
+
+    async def _m_sendPhoto(self, params: dict[str, Any]) -> dict[str, Any]:
+        caption = str(params.get("caption", ""))
+        if visible_length(caption, params.get("parse_mode")) > 1024:
+            raise BotAPIError(400, "Bad Request: message caption is too long")
+        self._check_markup(params.get("reply_markup"))
+        return self._store(params, {"photo": [{"file_id": "stub-photo", "file_unique_id": "p", "width": 1,
+                                               "height": 1}], "caption": caption})
+
+    async def _m_answerInlineQuery(self, params: dict[str, Any]) -> bool:
+        results = params.get("results") or []
+        if len(results) > 50:
+            raise BotAPIError(400, "Bad Request: RESULTS_TOO_MUCH")
+        return True
+
+    async def _m_getChatMember(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat_id, user_id = int(params["chat_id"]), int(params["user_id"])
+        status = "administrator" if user_id in self.admins[chat_id] else "member"
+        user = {"id": user_id, "is_bot": False, "first_name": "Test"}
+        if status == "administrator":
+            return {"status": status, "user": user, "can_be_edited": False, "is_anonymous": False,
+                    "can_manage_chat": True, "can_delete_messages": True, "can_manage_video_chats": True,
+                    "can_restrict_members": True, "can_promote_members": False, "can_change_info": True,
+                    "can_invite_users": True, "can_post_stories": False, "can_edit_stories": False,
+                    "can_delete_stories": False}
+        return {"status": status, "user": user}
+
+
+def _default_description(fault: Fault) -> str:
+    if fault.status == 429:
+        return f"Too Many Requests: retry after {fault.retry_after or 1}"
+    if fault.status >= 500:
+        return "Internal Server Error"
+    return "Bad Request"
