@@ -1,17 +1,46 @@
-"""`anchorgpu ingest` (placeholder until its engine lands)."""
+"""`anchorgpu ingest [--rebuild] [--json]`: build or update the glossary vector index (idempotent).
+
+Unchanged entries are skipped by content hash, changed ones re-embedded, removed ones deleted; the bot
+also does this on start-up, so running it is only needed to pre-build or to check the index.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from anchorgpu.cli._common import not_available
+from anchorgpu.cli._common import print_json
+from anchorgpu.settings import get_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("ingest", help="(ingest: not available yet)")
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser = sub.add_parser("ingest", help="build/update the glossary index (idempotent)")
+    parser.add_argument("--rebuild", action="store_true", help="drop the collection and embed everything again")
+    parser.add_argument("--json", action="store_true", help="print the sync report as JSON")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    return not_available("`anchorgpu ingest`")
+    from rag.dense import EmbedderError, get_embedder
+    from rag.glossary import GlossaryError, load_glossary
+    from rag.index import IndexStoreError, open_client, sync_index
+
+    settings = get_settings()
+    rag = settings.rag
+    try:
+        entries = load_glossary(settings.data.data_dir)
+        embedder = get_embedder(rag.embedding_model, rag.query_prompt, rag.passage_prompt)
+        client = open_client(rag)
+        _, report = sync_index(client, rag.collection, entries, embedder, rebuild=args.rebuild)
+    except (GlossaryError, EmbedderError, IndexStoreError) as exc:
+        print(f"anchorgpu ingest: {exc}", file=sys.stderr)
+        return 1
+    document = {"collection": rag.collection, "store": rag.chroma_url or str(rag.chroma_path),
+                "embedding_model": rag.embedding_model, **report.as_dict()}
+    if args.json:
+        print_json(document)
+    else:
+        print(f"glossary index {document['store']} [{rag.collection}]: {report.total} entries; "
+              f"added {report.added}, updated {report.updated}, deleted {report.deleted}, "
+              f"unchanged {report.unchanged}{', rebuilt' if report.rebuilt else ''} in {report.seconds:.1f}s")
+    return 0

@@ -1,17 +1,89 @@
-"""`anchorgpu quote` (placeholder until its engine lands)."""
+"""`anchorgpu quote "REQUEST" [--key KEY] [--user ID] [--json]`: price a rental and store the quote.
+
+Exit codes: 0 quoted (or replayed), 2 bad input (``{"error", "suggestions"}``), 3 idempotency conflict
+(``{"error", "code": "idempotency_conflict"}``), 1 the database could not be reached.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import getpass
+import sys
+from typing import Any
 
-from anchorgpu.cli._common import not_available
+from anchorgpu.cli._common import print_json
+from anchorgpu.db import create_engine
+from anchorgpu.settings import get_settings
+from anchorgpu.texts import Lang
+
+EXIT_BAD_INPUT = 2
+EXIT_CONFLICT = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("quote", help="(quote: not available yet)")
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser = sub.add_parser(
+        "quote", help="price a GPU rental, e.g. anchorgpu quote \"h100 x8 2 weeks\" --json",
+        description="Price a GPU rental and store the quote. REQUEST: GPU xN DURATION "
+                    "[on-demand|spot|committed], e.g. \"h100 x8 2 weeks\", \"a100 x4 1 month 2 weeks committed\".")
+    parser.add_argument("request", nargs="+", help="the request, e.g. \"h100 x8 2 weeks\"")
+    parser.add_argument("--key", help="idempotency key: repeating the same request with it returns the same quote")
+    parser.add_argument("--user", help="owner the quote (and its key) belongs to; default cli:<login>")
+    parser.add_argument("--json", action="store_true", help="print the machine-readable JSON contract")
+    parser.add_argument("--lang", choices=["ru", "en"], default="en", help="language of the text output")
     parser.set_defaults(handler=run)
 
 
+def _owner(args: argparse.Namespace) -> str:
+    if args.user:
+        return str(args.user)
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli:local"
+
+
+async def _quote(text: str, owner: str, key: str | None) -> tuple[int, dict[str, Any], str]:
+    from gpu.quote.engine import cli_contract
+    from gpu.quote.render import render_conflict, render_issued
+    from gpu.quote.request import QuoteInputError
+    from gpu.quote.service import QuoteService
+    from gpu.quote.store import IdempotencyConflictError
+
+    settings = get_settings()
+    engine = create_engine(settings.db.url)
+    service = QuoteService(engine, data_dir=settings.data.data_dir,
+                           retention_hours=settings.db.idempotency_retention_hours)
+    lang: Lang = "en"
+    try:
+        issued = await service.quote_text(text, owner=owner, key=key)
+        return 0, cli_contract(issued.quote, issued.quote_id, issued.replayed), render_issued(
+            issued, lang, html=False)
+    except QuoteInputError as exc:
+        payload: dict[str, Any] = {"error": str(exc)}
+        if exc.suggestions:
+            payload["suggestions"] = exc.suggestions
+        if exc.field:
+            payload["field"] = exc.field
+        return EXIT_BAD_INPUT, payload, str(exc)
+    except IdempotencyConflictError as exc:
+        return (EXIT_CONFLICT, {"error": str(exc), "code": "idempotency_conflict",
+                                "quote_id": exc.original.quote_id}, render_conflict(exc, lang, html=False))
+    finally:
+        await engine.dispose()
+
+
 def run(args: argparse.Namespace) -> int:
-    return not_available("`anchorgpu quote`")
+    text = " ".join(args.request).strip()
+    try:
+        code, payload, human = asyncio.run(_quote(text, _owner(args), args.key))
+    except Exception as exc:  # the database is down or misconfigured: say so, no traceback
+        code, payload, human = 1, {"error": f"could not store the quote: {type(exc).__name__}: {exc}"}, ""
+        human = payload["error"]
+    if args.json:
+        print_json(payload)
+    elif code == 0:
+        print(human)
+    else:
+        print(f"anchorgpu quote: {human}", file=sys.stderr)
+    return code

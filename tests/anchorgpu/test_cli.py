@@ -37,9 +37,11 @@ def test_mistyped_subcommand_suggests_the_right_one(capsys: pytest.CaptureFixtur
 
 
 def test_console_chat_answers_help_without_a_token(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "ANCHORGPU_STATE_DIR": str(tmp_path), "HOME": str(tmp_path),
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "models").symlink_to(REPO_ROOT / "var" / "models")
+    env = {"PATH": "/usr/bin:/bin", "ANCHORGPU_STATE_DIR": str(state), "HOME": str(tmp_path),
            "HF_HUB_OFFLINE": "1"}
-    (tmp_path / "models").symlink_to(REPO_ROOT / "var" / "models")
     result = subprocess.run([sys.executable, "-m", "anchorgpu", "run", "--lang", "en"], input="/help\n/quit\n",
                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr

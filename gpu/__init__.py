@@ -1,0 +1,1 @@
+"""GPU domain: the GPU catalog, the VRAM fit engine and the quote engine. Never imports aiogram."""

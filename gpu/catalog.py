@@ -1,0 +1,153 @@
+"""The GPU catalog (`data/gpus.yaml`): specs by stable id, and forgiving name resolution.
+
+Ids are a contract shared by /fit and /quote (and the price list), so they never change; everything a
+user may type ("H100", "4090", "a100 40gb", "MI300X") goes through :meth:`GPUCatalog.resolve`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rapidfuzz import fuzz, process
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+# Cyrillic letters that look like Latin ones: "А100", "Н100" typed on a Russian layout.
+_LOOKALIKES = str.maketrans("авсенкмортхАВСЕНКМОРТХ", "abcehkmoptxABCEHKMOPTX")
+_SEPARATORS = re.compile(r"[\s\-_./]+")
+
+
+def normalize_name(text: str) -> str:
+    """Case, spaces, dashes, underscores, Cyrillic look-alikes and a leading vendor are ignored."""
+    key = _SEPARATORS.sub("", text.translate(_LOOKALIKES).lower())
+    for prefix in ("nvidia", "amd", "geforce"):
+        if key.startswith(prefix) and len(key) > len(prefix):
+            key = key[len(prefix):]
+    return key
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    id: str
+    name: str
+    vendor: str
+    memory_gb: float
+    memory_gib: float
+    bandwidth_gb_s: float
+    bf16_tflops: float
+    fp8_tflops: float | None
+    interconnect: str
+    aliases: tuple[str, ...]
+
+    @property
+    def has_nvlink(self) -> bool:
+        return "nvlink" in self.interconnect.lower().split("(")[0] or "infinity" in self.interconnect.lower()
+
+
+class UnknownNameError(ValueError):
+    """A name that matches nothing; ``suggestions`` holds the closest known ones, best first."""
+
+    def __init__(self, name: str, suggestions: list[str], kind: str = "GPU") -> None:
+        self.name = name
+        self.suggestions = suggestions
+        self.kind = kind
+        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"Unknown {kind} '{name}'.{hint}")
+
+
+def _similarity(query: str, choice: str, **_: object) -> float:
+    """Edit-distance ratio plus a bonus for a shared prefix: "h10" is closer to "h100" than to "a10"."""
+    prefix = 0
+    for left, right in zip(query, choice, strict=False):
+        if left != right:
+            break
+        prefix += 1
+    return fuzz.ratio(query, choice) + 3.0 * min(prefix, 4)
+
+
+def suggest(text: str, choices: dict[str, str], limit: int = 3, cutoff: float = 50.0) -> list[str]:
+    """Closest canonical names for ``text``; ``choices`` maps normalized spelling -> canonical name."""
+    key = normalize_name(text)
+    if not key:
+        return []
+    found: list[str] = []
+    for spelling, score, _ in process.extract(key, list(choices), scorer=_similarity, limit=limit * 4):
+        canonical = choices[spelling]
+        if score >= cutoff and canonical not in found:
+            found.append(canonical)
+        if len(found) == limit:
+            break
+    return found
+
+
+class GPUCatalog:
+    def __init__(self, specs: list[GPUSpec]) -> None:
+        self._by_id = {spec.id: spec for spec in specs}
+        self._index: dict[str, str] = {}
+        for spec in specs:
+            for spelling in (spec.id, spec.name, *spec.aliases):
+                self._index.setdefault(normalize_name(spelling), spec.id)
+        self._choices = dict(self._index)  # normalized spelling -> id
+
+    def all(self) -> list[GPUSpec]:
+        return list(self._by_id.values())
+
+    def ids(self) -> list[str]:
+        return list(self._by_id)
+
+    def get(self, gpu_id: str) -> GPUSpec:
+        try:
+            return self._by_id[gpu_id]
+        except KeyError:
+            raise UnknownNameError(gpu_id, suggest(gpu_id, self._choices)) from None
+
+    def find(self, text: str) -> GPUSpec | None:
+        """Exact (normalized) match or None; no fuzzy guessing."""
+        gpu_id = self._index.get(normalize_name(text))
+        return self._by_id[gpu_id] if gpu_id else None
+
+    def resolve(self, text: str) -> GPUSpec:
+        spec = self.find(text)
+        if spec is None:
+            raise UnknownNameError(text.strip(), suggest(text, self._choices))
+        return spec
+
+    def suggestions(self, text: str, limit: int = 3) -> list[str]:
+        return suggest(text, self._choices, limit=limit)
+
+
+def _spec_from_yaml(row: dict[str, Any]) -> GPUSpec:
+    fp8 = row.get("fp8_tflops")
+    return GPUSpec(
+        id=str(row["id"]),
+        name=str(row["name"]),
+        vendor=str(row["vendor"]),
+        memory_gb=float(row["memory_gb"]),
+        memory_gib=float(row["memory_gib"]),
+        bandwidth_gb_s=float(row["bandwidth_gb_s"]),
+        bf16_tflops=float(row["bf16_tflops"]),
+        fp8_tflops=None if fp8 is None else float(fp8),
+        interconnect=str(row["interconnect"]),
+        aliases=tuple(str(alias) for alias in row.get("aliases") or ()),
+    )
+
+
+@lru_cache(maxsize=8)
+def _load(path: Path) -> GPUCatalog:
+    with path.open(encoding="utf-8") as handle:
+        document = yaml.safe_load(handle)
+    specs = [_spec_from_yaml(row) for row in document["gpus"]]
+    ids = [spec.id for spec in specs]
+    if len(ids) != len(set(ids)):
+        raise ValueError(f"{path}: duplicate GPU ids")
+    return GPUCatalog(specs)
+
+
+def load_gpu_catalog(data_dir: Path | None = None) -> GPUCatalog:
+    """The catalog from ``data_dir/gpus.yaml`` (the shipped `data/` by default); cached per path."""
+    return _load((data_dir or DEFAULT_DATA_DIR).resolve() / "gpus.yaml")

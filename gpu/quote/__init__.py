@@ -1,0 +1,1 @@
+"""Rental quotes: price list, duration and request parsing, the pure engine, the idempotent store."""

@@ -1,0 +1,119 @@
+"""Quotes as text in Russian or English: Telegram HTML (escaped) or plain text (console, CLI)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html as html_lib
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+
+from anchorgpu.texts import Lang, t
+from gpu.quote.duration import Unit, format_amount
+from gpu.quote.engine import Quote, QuoteLine
+from gpu.quote.request import QuoteInputError
+from gpu.quote.store import IdempotencyConflictError, IssuedQuote
+
+_TERM_UNITS = {"day": Unit.DAY, "week": Unit.WEEK, "month": Unit.MONTH}
+
+
+def _escaper(html: bool) -> Callable[[str], str]:
+    return (lambda text: html_lib.escape(text, quote=False)) if html else (lambda text: text)
+
+
+def number(value: Decimal, lang: Lang) -> str:
+    """Thousands grouped, exact digits kept: 8,037.12 (en) / 8 037,12 (ru)."""
+    text = format(value, ",f")
+    if lang == "ru":
+        text = text.replace(",", "\u00a0").replace(".", ",")
+    return text
+
+
+def money(value: Decimal, currency: str, lang: Lang) -> str:
+    return f"{number(value, lang)} {currency}"
+
+
+def pricing_label(pricing: str, lang: Lang) -> str:
+    return t(f"quote_pricing_{pricing.replace('-', '_')}", lang)
+
+
+def _stamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def summary(quote: Quote, lang: Lang) -> str:
+    return (f"{quote.gpu_name} × {quote.gpu_count} · {quote.duration.describe(lang)} · "
+            f"{pricing_label(quote.pricing, lang)}")
+
+
+def _line(line: QuoteLine, quote: Quote, lang: Lang) -> str:
+    cur = quote.currency
+    if line.kind == "term" and line.term is not None:
+        unit = _TERM_UNITS[line.term]
+        return t("quote_line_term", lang, periods=format_amount(Decimal(line.periods), unit, lang),
+                 hours=line.hours // line.periods, discount=number(line.discount_percent.normalize(), lang),
+                 count=quote.gpu_count,
+                 unit_price=money(line.unit_price, cur, lang), n=line.periods,
+                 amount=money(line.amount, cur, lang))
+    return t("quote_line_hours", lang, label=pricing_label(line.kind, lang), count=quote.gpu_count,
+             hours=line.hours, quantity=number(line.quantity, lang), unit_price=money(line.unit_price, cur, lang),
+             amount=money(line.amount, cur, lang))
+
+
+def render_quote(quote: Quote, lang: Lang, *, html: bool, quote_id: str | None = None,
+                 replayed: bool = False) -> str:
+    e = _escaper(html)
+    bold = (lambda text: f"<b>{text}</b>") if html else (lambda text: text)
+    title = t("quote_title", lang, quote_id=quote_id) if quote_id else t("quote_preview_title", lang)
+    parts = [bold(e(title))]
+    if replayed:
+        parts.append(e(t("quote_replayed", lang, issued=_stamp(quote.issued_at))))
+    parts.append(e(summary(quote, lang)))
+    parts.extend("• " + e(_line(line, quote, lang)) for line in quote.lines)
+    parts.append(bold(e(t("quote_total", lang, total=money(quote.total, quote.currency, lang)))))
+    requested = quote.requested_hours.normalize()
+    parts.append(e(t("quote_hours", lang, billable=number(Decimal(quote.billable_hours), lang),
+                     requested=number(requested if requested == requested.to_integral_value()
+                                      else requested.quantize(Decimal("0.01")), lang))))
+    parts.append(e(t("quote_rate", lang, rate=money(quote.effective_hourly_rate, quote.currency, lang),
+                     cluster=money(quote.cluster_hourly_rate, quote.currency, lang))))
+    parts.append(e(t("quote_valid", lang, valid_until=_stamp(quote.valid_until),
+                     version=quote.price_list_version)))
+    parts.extend("ℹ " + e(t(f"quote_rule_{rule}", lang)) for rule in quote.rules)
+    return "\n".join(parts)
+
+
+def render_issued(issued: IssuedQuote, lang: Lang, *, html: bool) -> str:
+    return render_quote(issued.quote, lang, html=html, quote_id=issued.quote_id, replayed=issued.replayed)
+
+
+def render_input_error(exc: QuoteInputError, lang: Lang, *, html: bool) -> str:
+    e = _escaper(html)
+    params = {"suggestions": ", ".join(exc.suggestions) or "—", "detail": str(exc), **exc.params}
+    key = f"quote_err_{exc.code}"
+    try:
+        text = t(key, lang, **params)
+    except KeyError:
+        text = t("quote_err_invalid", lang, detail=str(exc))
+    return e(text)
+
+
+def render_conflict(exc: IdempotencyConflictError, lang: Lang, *, html: bool, edited: bool = False) -> str:
+    e = _escaper(html)
+    original = exc.original
+    about = summary(original.quote, lang)
+    if edited:
+        return e(t("quote_conflict_edited", lang, quote_id=original.quote_id, summary=about))
+    return e(t("quote_conflict", lang, idem_key=exc.key, quote_id=original.quote_id, summary=about))
+
+
+def render_recent(quotes: Sequence[IssuedQuote], lang: Lang, *, html: bool) -> str:
+    e = _escaper(html)
+    if not quotes:
+        return e(t("quotes_empty", lang))
+    lines = [f"<b>{e(t('quotes_title', lang))}</b>" if html else t("quotes_title", lang)]
+    for issued in quotes:
+        quote = issued.quote
+        head = f"<code>{e(issued.quote_id)}</code>" if html else issued.quote_id
+        lines.append(f"• {head} {e(_stamp(quote.issued_at))} — {e(summary(quote, lang))} — "
+                     f"{e(money(quote.total, quote.currency, lang))}")
+    return "\n".join(lines)

@@ -1,0 +1,209 @@
+"""A quote request: GPU x count x duration x pricing, read from free text in Russian or English.
+
+"h100 x8 2 weeks", "8x H100 1 month 2 weeks committed", "4 gpus a100 45 days spot", "2×L40S на 3 часа",
+"h200 x4 1 месяц резерв key=order-17". The request is normalised (catalog id, hours) so that two spellings
+of one purchase share one fingerprint: that is what an idempotency key is compared against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from gpu.catalog import GPUCatalog, UnknownNameError
+from gpu.quote.duration import Duration, DurationError, extract_duration, parse_duration, tokenize
+
+
+class Pricing(Enum):
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    COMMITTED = "committed"
+
+
+class QuoteInputError(ValueError):
+    """Bad input, already phrased for the user; ``suggestions`` are alternatives worth offering."""
+
+    def __init__(self, message: str, suggestions: list[str] | None = None, field: str = "",
+                 code: str = "invalid", **params: object) -> None:
+        super().__init__(message)
+        self.suggestions = suggestions or []
+        self.field = field
+        # ``code`` + ``params`` let a front end say the same thing in the user's language
+        self.code = code
+        self.params = params
+
+
+@dataclass(frozen=True)
+class QuoteRequest:
+    gpu_id: str
+    gpu_count: int
+    duration: Duration
+    pricing: Pricing
+
+    def normalized(self) -> dict[str, str | int]:
+        """What makes two requests the same purchase: spelling of the duration does not matter."""
+        hours = self.duration.hours
+        return {"gpu": self.gpu_id, "gpu_count": self.gpu_count, "pricing": self.pricing.value,
+                "hours": format(hours.normalize(), "f") if hours else "0"}
+
+    def fingerprint(self) -> str:
+        canonical = json.dumps(self.normalized(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ParsedText:
+    request: QuoteRequest
+    key: str | None
+
+
+_PRICING_WORDS: dict[str, Pricing] = {
+    "spot": Pricing.SPOT, "interruptible": Pricing.SPOT, "preemptible": Pricing.SPOT, "спот": Pricing.SPOT,
+    "on-demand": Pricing.ON_DEMAND, "ondemand": Pricing.ON_DEMAND, "on_demand": Pricing.ON_DEMAND,
+    "od": Pricing.ON_DEMAND, "hourly": Pricing.ON_DEMAND, "почасово": Pricing.ON_DEMAND,
+    "почасовая": Pricing.ON_DEMAND,
+    "committed": Pricing.COMMITTED, "commit": Pricing.COMMITTED, "commitment": Pricing.COMMITTED,
+    "term": Pricing.COMMITTED, "reserved": Pricing.COMMITTED, "reserve": Pricing.COMMITTED,
+    "резерв": Pricing.COMMITTED, "срок": Pricing.COMMITTED, "фикс": Pricing.COMMITTED,
+}
+_PRICING_STEMS: tuple[tuple[str, Pricing], ...] = (
+    ("прерываем", Pricing.SPOT), ("фиксированн", Pricing.COMMITTED), ("зарезервир", Pricing.COMMITTED),
+    ("резервирован", Pricing.COMMITTED), ("срочн", Pricing.COMMITTED),
+)
+_COUNT_WORDS = frozenset({"gpu", "gpus", "гпу", "card", "cards", "карт", "карты", "карта", "картах",
+                          "видеокарт", "видеокарты", "видеокарта", "шт", "штук", "штуки", "x", "х", "×"})
+_FILLER = frozenset({"for", "на", "по", "quote", "price", "rent", "please", "аренда", "арендовать",
+                     "пожалуйста", "сколько", "стоит", "требованию", "demand", "on", "of", "and", "и", ","})
+_COUNT_PREFIX = re.compile(r"^[x×х*](\d{1,4})$")
+_COUNT_SUFFIX = re.compile(r"^(\d{1,4})[x×х*]$")
+_COUNT_GLUED_BEFORE = re.compile(r"^(\d{1,4})[x×х*](.+)$")
+_COUNT_GLUED_AFTER = re.compile(r"^(.+?)[x×х*](\d{1,4})$")
+_COUNT_KV = re.compile(r"^(?:count|gpus|n|кол-во)=(\d{1,4})$")
+_PRICING_KV = re.compile(r"^(?:pricing|type|тариф)=(.+)$")
+_KEY = re.compile(r"(?:^|\s)(?:key|ключ)=(\S*)", re.IGNORECASE)
+
+
+def _is_count(token: str) -> bool:
+    # isdecimal, not isdigit: int() rejects "¹"; the length cap keeps int() fast and within its digit limit
+    return token.isdecimal() and len(token) <= 18
+
+
+def pricing_of(word: str) -> Pricing | None:
+    word = word.lower()
+    if word in _PRICING_WORDS:
+        return _PRICING_WORDS[word]
+    for stem, pricing in _PRICING_STEMS:
+        if word.startswith(stem):
+            return pricing
+    return None
+
+
+def split_key(text: str) -> tuple[str, str | None]:
+    """Take ``key=VALUE`` out of the text (keys are case-sensitive, so before lower-casing)."""
+    match = _KEY.search(text)
+    if match is None:
+        return text, None
+    return (text[: match.start()] + " " + text[match.end():]).strip(), match.group(1)
+
+
+def parse_quote_text(text: str, catalog: GPUCatalog,
+                     default_pricing: Pricing = Pricing.ON_DEMAND) -> ParsedText:
+    """Free text -> a validated request (GPU id resolved, count and duration present)."""
+    body, key = split_key(text)
+    tokens = tokenize(body.replace("по требованию", "on-demand").replace("по-требованию", "on-demand"))
+    duration, rest = extract_duration(tokens)
+    pricing: Pricing | None = None
+    count: int | None = None
+    name_tokens: list[str] = []
+    i = 0
+    while i < len(rest):
+        token = rest[i]
+        found_pricing = pricing_of(token)
+        kv_pricing = _PRICING_KV.match(token)
+        if kv_pricing:
+            found_pricing = pricing_of(kv_pricing.group(1))
+            if found_pricing is None:
+                raise QuoteInputError(f"Unknown pricing '{kv_pricing.group(1)}'; use on-demand, spot or "
+                                      "committed.", [p.value for p in Pricing], "pricing", "bad_pricing",
+                                      value=kv_pricing.group(1))
+        if found_pricing is not None:
+            pricing = found_pricing
+            i += 1
+            continue
+        match = _COUNT_PREFIX.match(token) or _COUNT_SUFFIX.match(token) or _COUNT_KV.match(token)
+        if match:
+            count = int(match.group(1))
+            i += 1
+            continue
+        if token in {"x", "х", "×", "*"} and i + 1 < len(rest) and _is_count(rest[i + 1]):
+            count = int(rest[i + 1])
+            i += 2
+            continue
+        if _is_count(token) and i + 1 < len(rest) and rest[i + 1] in _COUNT_WORDS:
+            count = int(token)
+            i += 2
+            continue
+        glued = _COUNT_GLUED_BEFORE.match(token)
+        if glued and catalog.find(glued.group(2)) is not None:
+            count = int(glued.group(1))
+            name_tokens.append(glued.group(2))
+            i += 1
+            continue
+        glued = _COUNT_GLUED_AFTER.match(token)
+        if glued and catalog.find(token) is None and catalog.find(glued.group(1)) is not None:
+            count = int(glued.group(2))
+            name_tokens.append(glued.group(1))
+            i += 1
+            continue
+        if token not in _FILLER and token not in _COUNT_WORDS:
+            name_tokens.append(token)
+        i += 1
+
+    gpu_id, count = _resolve_gpu(name_tokens, count, catalog)
+    if duration is None:
+        raise QuoteInputError(
+            "How long? Add a duration, e.g. '3 hours', '2 weeks', '45 days', '1 month 2 weeks' "
+            "(a week is 7 days, a month 30 days).", ["2 weeks", "1 month", "3 days"], "duration",
+            "no_duration")
+    if duration.hours <= 0:
+        raise QuoteInputError("The duration must be longer than zero.", [], "duration", "zero_duration")
+    request = QuoteRequest(gpu_id=gpu_id, gpu_count=count if count is not None else 1, duration=duration,
+                           pricing=pricing or default_pricing)
+    if request.gpu_count < 1:
+        raise QuoteInputError("The number of GPUs must be at least 1.", [], "gpu_count", "bad_count",
+                              max=0)
+    return ParsedText(request=request, key=key)
+
+
+def _resolve_gpu(name_tokens: list[str], count: int | None, catalog: GPUCatalog) -> tuple[str, int | None]:
+    if not name_tokens:
+        raise QuoteInputError("Which GPU? e.g. '/quote h100 x8 2 weeks'.", catalog.ids(), "gpu", "no_gpu")
+    spec = catalog.find(" ".join(name_tokens))
+    if spec is not None:
+        return spec.id, count
+    # "8 h100 ..." or "h100 8 ...": a bare number next to the name is the GPU count
+    if count is None and len(name_tokens) > 1:
+        for number, others in ((name_tokens[0], name_tokens[1:]), (name_tokens[-1], name_tokens[:-1])):
+            if _is_count(number):
+                spec = catalog.find(" ".join(others))
+                if spec is not None:
+                    return spec.id, int(number)
+    text = " ".join(name_tokens)
+    try:
+        return catalog.resolve(text).id, count
+    except UnknownNameError as exc:
+        hint = f" Did you mean: {', '.join(exc.suggestions)}?" if exc.suggestions else ""
+        raise QuoteInputError(f"Unknown GPU '{text}'.{hint} Known: {', '.join(catalog.ids())}.",
+                              exc.suggestions or catalog.ids(), "gpu", "unknown_gpu", name=text) from None
+
+
+def parse_duration_or_error(text: str) -> Duration:
+    """For the guided flow: a typed duration, or a :class:`QuoteInputError` with examples."""
+    try:
+        return parse_duration(text)
+    except DurationError as exc:
+        raise QuoteInputError(str(exc), ["2 weeks", "1 month", "45 days"], "duration", "bad_duration",
+                              text=text.strip()) from None

@@ -1,0 +1,254 @@
+"""Stored quotes with idempotency keys (SQLAlchemy async; SQLite file by default, PostgreSQL by URL).
+
+Idempotency follows Stripe and the IETF Idempotency-Key draft:
+
+* a key is scoped to its owner (two users may use the same key independently);
+* it is stored with the fingerprint of the normalised request and the quote it produced;
+* same key + same request -> the original quote, unchanged (same id, same total even after prices
+  change), flagged ``replayed``;
+* same key + another request -> :class:`IdempotencyConflictError`, nothing is written;
+* concurrent requests with one key -> exactly one quote: the key row's primary key (owner, key) is a
+  database UNIQUE constraint; the losers' transactions fail with IntegrityError, roll back their quote row,
+  and read the winner's (no Python lock, so it holds across processes and replicas);
+* keys are kept at least ``retention_hours`` (>= 24 h); after that the key may be used again.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import cast
+
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    delete,
+    func,
+    insert,
+    select,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.orm import Mapped, mapped_column
+
+from anchorgpu.db import Base
+from gpu.quote.engine import Quote, quote_from_payload, quote_to_payload
+from gpu.quote.request import QuoteInputError, QuoteRequest
+
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:\-]{4,128}$")
+MIN_RETENTION_HOURS = 24
+
+
+class QuoteRow(Base):
+    __tablename__ = "quotes"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(128))
+    idempotency_key: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    request_text: Mapped[str] = mapped_column(Text)
+    request_json: Mapped[str] = mapped_column(Text)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    price_list_version: Mapped[str] = mapped_column(String(64))
+    gpu_id: Mapped[str] = mapped_column(String(64))
+    gpu_count: Mapped[int] = mapped_column(Integer)
+    pricing: Mapped[str] = mapped_column(String(16))
+    billable_hours: Mapped[int] = mapped_column(Integer)
+    currency: Mapped[str] = mapped_column(String(3))
+    total: Mapped[str] = mapped_column(String(32))  # exact decimal string; SQLite has no exact numeric
+    lines_json: Mapped[str] = mapped_column(Text)
+    payload_json: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_quotes_owner_created", "owner", "created_at"),)
+
+
+class QuoteKeyRow(Base):
+    __tablename__ = "quote_idempotency_keys"
+
+    owner: Mapped[str] = mapped_column(String(128), primary_key=True)
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    quote_id: Mapped[str] = mapped_column(String(32), ForeignKey("quotes.id", ondelete="CASCADE"))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    # epoch seconds: compares the same way on every backend (SQLite stores datetimes as text)
+    expires_at: Mapped[int] = mapped_column(BigInteger, index=True)
+
+
+QUOTES = cast(Table, QuoteRow.__table__)
+KEYS = cast(Table, QuoteKeyRow.__table__)
+
+
+class InvalidIdempotencyKeyError(QuoteInputError):
+    pass
+
+
+class IdempotencyConflictError(Exception):
+    """The key was already used for a different request; nothing was written."""
+
+    def __init__(self, key: str, original: IssuedQuote) -> None:
+        self.key = key
+        self.original = original
+        quote = original.quote
+        super().__init__(
+            f"Idempotency key '{key}' was already used for a different request: quote {original.quote_id} "
+            f"({quote.gpu_id} x{quote.gpu_count}, {quote.duration.describe('en')}, {quote.pricing}). "
+            "Reuse a key only to repeat exactly the same request; use a new key (or none) for a different "
+            "purchase or configuration."
+        )
+
+
+@dataclass(frozen=True)
+class IssuedQuote:
+    quote_id: str
+    owner: str
+    idempotency_key: str | None
+    request_text: str
+    fingerprint: str
+    quote: Quote
+    replayed: bool
+
+
+def validate_key(key: str) -> str:
+    if not KEY_PATTERN.match(key):
+        raise InvalidIdempotencyKeyError(
+            "An idempotency key must be 4-128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-' "
+            f"(got {len(key)} characters). A UUID works well.", [], "key", "bad_key")
+    return key
+
+
+def new_quote_id() -> str:
+    return "Q-" + base64.b32encode(secrets.token_bytes(10)).decode()
+
+
+class QuoteStore:
+    def __init__(self, engine: AsyncEngine, retention_hours: int = MIN_RETENTION_HOURS) -> None:
+        if retention_hours < MIN_RETENTION_HOURS:
+            raise ValueError(f"idempotency keys must be kept at least {MIN_RETENTION_HOURS} h")
+        self.engine = engine
+        self.retention = dt.timedelta(hours=retention_hours)
+
+    async def create_schema(self) -> None:
+        async with self.engine.begin() as conn:
+            await conn.run_sync(lambda sync: Base.metadata.create_all(sync, tables=[QUOTES, KEYS]))
+
+    # ---- issuing -------------------------------------------------------------------------------------
+    async def issue(self, *, owner: str, key: str | None, request: QuoteRequest, request_text: str,
+                    make_quote: Callable[[], Quote], now: dt.datetime | None = None) -> IssuedQuote:
+        """Price and store, or replay / refuse when the owner already used ``key``.
+
+        ``make_quote`` is pure and cheap (well under a millisecond); its result is discarded on a replay.
+        """
+        now = now or dt.datetime.now(dt.UTC)
+        fingerprint = request.fingerprint()
+        if key is not None:
+            validate_key(key)
+        # Optimistic: a new key is the common case, so insert first and look the key up only when the
+        # insert is refused (one round trip fewer). A refused insert rolls back: nothing is written.
+        try:
+            quote = make_quote()
+        except QuoteInputError:
+            # the request may be a replay of a quote issued under older prices: the original wins
+            found = await self._find_key(owner, key, now) if key is not None else None
+            if found is None or key is None:
+                raise
+            return self._replay_or_refuse(key, fingerprint, found)
+        quote_id = new_quote_id()
+        payload = quote_to_payload(quote)
+        for attempt in range(2):
+            try:
+                await self._insert(owner, key, request, request_text, fingerprint, quote, quote_id, payload, now)
+                return IssuedQuote(quote_id, owner, key, request_text, fingerprint, quote, replayed=False)
+            except IntegrityError:
+                if key is None:
+                    raise
+            # another request holds this key: replay or refuse against it ...
+            found = await self._find_key(owner, key, now)
+            if found is not None:
+                return self._replay_or_refuse(key, fingerprint, found)
+            # ... unless its claim has expired: drop the stale claim and try once more
+            if attempt == 0:
+                async with self.engine.begin() as conn:
+                    await conn.execute(delete(KEYS).where(KEYS.c.owner == owner, KEYS.c.key == key,
+                                                          KEYS.c.expires_at <= int(now.timestamp())))
+        raise RuntimeError(f"idempotency key {key!r} could be neither claimed nor found")
+
+    async def _insert(self, owner: str, key: str | None, request: QuoteRequest, request_text: str,
+                      fingerprint: str, quote: Quote, quote_id: str, payload: dict[str, object],
+                      now: dt.datetime) -> None:
+        """One transaction: the quote row, then the key row; a taken key rolls back both."""
+        async with self.engine.begin() as conn:
+            await conn.execute(insert(QUOTES).values(
+                id=quote_id, owner=owner, idempotency_key=key, request_text=request_text,
+                request_json=json.dumps(request.normalized(), sort_keys=True), fingerprint=fingerprint,
+                price_list_version=quote.price_list_version, gpu_id=quote.gpu_id, gpu_count=quote.gpu_count,
+                pricing=quote.pricing, billable_hours=quote.billable_hours, currency=quote.currency,
+                total=payload["total"], lines_json=json.dumps(payload["lines"], ensure_ascii=False),
+                payload_json=json.dumps(payload, ensure_ascii=False), created_at=now))
+            if key is not None:
+                # the UNIQUE (owner, key) primary key decides which concurrent request wins
+                await conn.execute(insert(KEYS).values(
+                    owner=owner, key=key, fingerprint=fingerprint, quote_id=quote_id, created_at=now,
+                    expires_at=int((now + self.retention).timestamp())))
+
+    def _replay_or_refuse(self, key: str, fingerprint: str, found: tuple[str, IssuedQuote]) -> IssuedQuote:
+        stored_fingerprint, original = found
+        if stored_fingerprint != fingerprint:
+            raise IdempotencyConflictError(key, original)
+        return IssuedQuote(original.quote_id, original.owner, original.idempotency_key, original.request_text,
+                           original.fingerprint, original.quote, replayed=True)
+
+    async def _find_key(self, owner: str, key: str, now: dt.datetime) -> tuple[str, IssuedQuote] | None:
+        query = (select(KEYS.c.fingerprint, QUOTES)
+                 .join(QUOTES, QUOTES.c.id == KEYS.c.quote_id)
+                 .where(KEYS.c.owner == owner, KEYS.c.key == key,
+                        KEYS.c.expires_at > int(now.timestamp())))
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None
+        return row[0], self._issued(row._mapping)
+
+    @staticmethod
+    def _issued(row: object) -> IssuedQuote:
+        mapping = dict(row)  # type: ignore[call-overload]
+        quote = quote_from_payload(json.loads(mapping["payload_json"]))
+        return IssuedQuote(mapping["id"], mapping["owner"], mapping["idempotency_key"], mapping["request_text"],
+                           mapping["fingerprint"], quote, replayed=False)
+
+    # ---- reading -------------------------------------------------------------------------------------
+    async def get(self, quote_id: str) -> IssuedQuote | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(select(QUOTES).where(QUOTES.c.id == quote_id))).first()
+        return None if row is None else self._issued(row._mapping)
+
+    async def recent(self, owner: str, limit: int = 10) -> list[IssuedQuote]:
+        query = (select(QUOTES).where(QUOTES.c.owner == owner)
+                 .order_by(QUOTES.c.created_at.desc(), QUOTES.c.id.desc()).limit(limit))
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [self._issued(row._mapping) for row in rows]
+
+    async def count(self, owner: str | None = None) -> int:
+        query = select(func.count()).select_from(QUOTES)
+        if owner is not None:
+            query = query.where(QUOTES.c.owner == owner)
+        async with self.engine.connect() as conn:
+            return int((await conn.execute(query)).scalar_one())
+
+    async def purge_expired_keys(self, now: dt.datetime | None = None) -> int:
+        """Forget keys past retention (their quotes stay); returns how many were removed."""
+        now = now or dt.datetime.now(dt.UTC)
+        async with self.engine.begin() as conn:
+            result = await conn.execute(delete(KEYS).where(KEYS.c.expires_at <= int(now.timestamp())))
+        return int(result.rowcount or 0)

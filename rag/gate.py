@@ -1,0 +1,89 @@
+"""The in-scope gate: is the question about something the glossary covers at all? No LLM involved.
+
+Three pieces of evidence, each in 0..1, come from the retrieval that already ran:
+
+* ``names``  – share of the question's content covered by a headword/alias found in it (exact or typo);
+* ``lexical`` – IDF-weighted share of the question's content words present in the best BM25 entry
+  (words unknown to the glossary weigh the most, so "capital of Australia" gets 0);
+* ``dense``  – cosine similarity of the question to the nearest entry.
+
+The question is in scope when any of them clears its threshold. The thresholds are calibrated on the
+labelled eval set (`tests/eval/`) by `calibrate`: a grid search that first keeps at most 5% of in-scope
+questions rejected, then maximises out-of-scope accuracy, then takes the median of the equally good thresholds.
+Re-run it with ``anchorgpu bench retrieval --calibrate`` after changing the glossary or the embedder and
+copy the figures into `DEFAULT_THRESHOLDS` (the bench prints the current and the calibrated ones).
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GateEvidence:
+    names: float
+    lexical: float
+    dense: float
+
+
+@dataclass(frozen=True)
+class GateThresholds:
+    names: float
+    lexical: float
+    dense: float
+
+    def in_scope(self, evidence: GateEvidence) -> bool:
+        return (evidence.names >= self.names or evidence.lexical >= self.lexical
+                or evidence.dense >= self.dense)
+
+
+# Calibrated with `anchorgpu bench retrieval --calibrate` on tests/eval (MiniLM embedder).
+DEFAULT_THRESHOLDS = GateThresholds(names=0.6, lexical=0.3, dense=0.35)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    thresholds: GateThresholds
+    in_scope_recall: float
+    out_of_scope_accuracy: float
+
+
+def _grid(low: float, high: float, step: float) -> list[float]:
+    count = round((high - low) / step)
+    return [round(low + i * step, 3) for i in range(count + 1)]
+
+
+def calibrate(in_scope: Sequence[GateEvidence], out_of_scope: Sequence[GateEvidence],
+              max_rejected: float = 0.05) -> Calibration:
+    """Best out-of-scope accuracy with at most `max_rejected` in-scope questions lost; among the many
+    equally good thresholds, the per-signal median of the tied ones (the widest margin on both sides,
+    rather than a threshold that just clears the hardest example it has seen)."""
+    scored: list[tuple[tuple[float, float], GateThresholds]] = []
+    for names, lexical, dense in itertools.product(_grid(0.3, 1.0, 0.05), _grid(0.2, 1.0, 0.05),
+                                                   _grid(0.3, 0.9, 0.025)):
+        gate = GateThresholds(names, lexical, dense)
+        recall = _recall(gate, in_scope)
+        if recall >= 1.0 - max_rejected:
+            scored.append(((_rejection(gate, out_of_scope), recall), gate))
+    if not scored:
+        return Calibration(DEFAULT_THRESHOLDS, _recall(DEFAULT_THRESHOLDS, in_scope),
+                           _rejection(DEFAULT_THRESHOLDS, out_of_scope))
+    best_key = max(key for key, _ in scored)
+    tied = [gate for key, gate in scored if key == best_key]
+    middle = GateThresholds(statistics.median_low(sorted(g.names for g in tied)),
+                            statistics.median_low(sorted(g.lexical for g in tied)),
+                            statistics.median_low(sorted(g.dense for g in tied)))
+    key = (_rejection(middle, out_of_scope), _recall(middle, in_scope))
+    chosen = middle if key == best_key else tied[len(tied) // 2]
+    return Calibration(chosen, _recall(chosen, in_scope), _rejection(chosen, out_of_scope))
+
+
+def _recall(gate: GateThresholds, in_scope: Sequence[GateEvidence]) -> float:
+    return sum(gate.in_scope(e) for e in in_scope) / max(1, len(in_scope))
+
+
+def _rejection(gate: GateThresholds, out_of_scope: Sequence[GateEvidence]) -> float:
+    return sum(not gate.in_scope(e) for e in out_of_scope) / max(1, len(out_of_scope))

@@ -1,0 +1,198 @@
+"""Hybrid retrieval over the glossary: names (exact/fuzzy) + BM25 + dense, fused by reciprocal rank.
+
+Search is synchronous and fast (a few milliseconds plus one query embedding); async callers wrap it in
+`asyncio.to_thread`. The heavy parts (embedder, Chroma vectors, BM25 index) are built once by
+`build_retriever` and shared.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from anchorgpu.settings import Settings
+from rag.dense import Embedder, get_embedder
+from rag.gate import DEFAULT_THRESHOLDS, GateEvidence, GateThresholds
+from rag.glossary import GlossaryEntry, load_glossary
+from rag.index import SyncReport, load_vectors, open_client, sync_index
+from rag.lexical import Bm25Index, NameIndex, Ranked, top_k_cosine
+from rag.text import MAX_QUERY_CHARS, has_meaningful_text, latin_share, words
+
+log = logging.getLogger(__name__)
+
+METHODS = ("names", "bm25", "dense")
+CANDIDATES = 30  # per method, before fusion
+RRF_K = 10  # small: the first places of a confident method should count for much more than the tenth
+# Exact names are the strongest signal, BM25 handles Russian morphology, and the English-centric MiniLM
+# mostly helps English paraphrases; the weights were chosen on the eval set (see docs in bench).
+DEFAULT_WEIGHTS = {"names": 2.0, "bm25": 1.0, "dense": 1.0}
+QUERY_CACHE = 512
+# An English-only embedder is not consulted for mostly-Cyrillic questions: its similarities there are
+# noise (every Russian sentence scores ~0.55 against every entry) and cost ~20 ms on 2 cores.
+MIN_DENSE_TRUST = 0.5
+BRUTE_FORCE_MAX = 20_000
+_MARKUP = re.compile(r"</?[a-zA-Z][^<>]{0,200}>")  # HTML tags pasted with a question carry no meaning
+SURE_NAME = 0.999  # name evidence of an exact, full-coverage name match
+
+
+@dataclass(frozen=True)
+class Hit:
+    entry: GlossaryEntry
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    in_scope: bool
+    hits: list[Hit]
+    evidence: GateEvidence | None = field(default=None, compare=False)
+
+
+def compound_parts(entry: GlossaryEntry) -> tuple[str, ...]:
+    """The names inside a comparison entry ("GGML и GGUF" → GGML, GGUF): asking about both finds it."""
+    if entry.category != "comparisons":
+        return ()
+    return tuple(part.strip() for part in entry.term.split(" и ") if part.strip())
+
+
+class HybridRetriever:
+    def __init__(self, entries: Sequence[GlossaryEntry], embedder: Embedder | None, vectors: np.ndarray | None,
+                 thresholds: GateThresholds = DEFAULT_THRESHOLDS,
+                 weights: dict[str, float] | None = None, sync_report: SyncReport | None = None,
+                 multilingual: bool = False, collection: Any = None) -> None:
+        self.entries = list(entries)
+        # Small glossaries are searched exactly in memory (sub-millisecond); past BRUTE_FORCE_MAX the
+        # matrix scan becomes memory-bound (100k × 384 floats = 150 MB per query), so Chroma's HNSW
+        # index answers instead.
+        self.collection = collection if vectors is None or len(vectors) > BRUTE_FORCE_MAX else None
+        self._position = {e.id: i for i, e in enumerate(self.entries)}
+        self.multilingual = multilingual
+        self.embedder = embedder
+        self.vectors = vectors
+        self.thresholds = thresholds
+        self.weights = dict(weights or DEFAULT_WEIGHTS)
+        self.sync_report = sync_report
+        self.names = NameIndex([e.names for e in self.entries], [compound_parts(e) for e in self.entries],
+                               known_words={w for e in self.entries for w in words(e.definition)})
+        self.bm25 = Bm25Index([e.passage() for e in self.entries])
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    @property
+    def size(self) -> int:
+        return len(self.entries)
+
+    def _query_vector(self, query: str) -> np.ndarray | None:
+        if self.embedder is None:
+            return None
+        with self._cache_lock:
+            cached = self._query_vectors.get(query)
+            if cached is not None:
+                self._query_vectors.move_to_end(query)
+                return cached
+        vector = self.embedder.encode_query(query)
+        with self._cache_lock:
+            self._query_vectors[query] = vector
+            while len(self._query_vectors) > QUERY_CACHE:
+                self._query_vectors.popitem(last=False)
+        return vector
+
+    def clear_query_cache(self) -> None:
+        with self._cache_lock:
+            self._query_vectors.clear()
+
+    def remember_query_vector(self, query: str, vector: np.ndarray) -> None:
+        """Seeds the query-embedding cache (the scaling benchmark reuses vectors across glossaries)."""
+        with self._cache_lock:
+            self._query_vectors[query] = vector
+
+    def _dense(self, query: str, k: int) -> Ranked:
+        vector = self._query_vector(query)
+        if vector is None:
+            return Ranked([], [], 0.0)
+        if self.collection is not None:
+            found = self.collection.query(query_embeddings=[vector.tolist()], n_results=min(k, self.size),
+                                          include=["distances"])
+            pairs = [(self._position[i], 1.0 - float(d))  # cosine space: distance = 1 - similarity
+                     for i, d in zip(found["ids"][0], found["distances"][0], strict=True) if i in self._position]
+            return Ranked([p for p, _ in pairs], [s for _, s in pairs], pairs[0][1] if pairs else 0.0)
+        if self.vectors is None or not len(self.vectors):
+            return Ranked([], [], 0.0)
+        order, scores = top_k_cosine(self.vectors, vector, k)
+        return Ranked([int(i) for i in order], [float(s) for s in scores], float(scores[0]) if len(scores) else 0.0)
+
+    def dense_trust(self, query: str) -> float:
+        """1.0 for a multilingual embedder; for an English-only one, the Latin share of the question
+        (MiniLM scores every Cyrillic sentence about 0.55 against every entry: noise, not evidence)."""
+        return 1.0 if self.multilingual else latin_share(query)
+
+    def rank(self, query: str, methods: Sequence[str] = METHODS) -> dict[str, Ranked]:
+        ranked: dict[str, Ranked] = {}
+        if "names" in methods:
+            ranked["names"] = self.names.search(query, CANDIDATES)
+        if "bm25" in methods:
+            ranked["bm25"] = self.bm25.search(query, CANDIDATES)
+        if "dense" in methods:
+            alone = len(methods) == 1
+            if alone or (self.dense_trust(query) >= MIN_DENSE_TRUST and not self._lexically_sure(ranked)):
+                ranked["dense"] = self._dense(query, CANDIDATES)
+        return ranked
+
+    @staticmethod
+    def _lexically_sure(ranked: dict[str, Ranked]) -> bool:
+        """The question is exactly a known name and BM25 agrees: the embedding would change nothing
+        but the latency, so it is skipped (a cascade, not a different answer)."""
+        names, bm25 = ranked.get("names"), ranked.get("bm25")
+        return bool(names and bm25 and names.order and bm25.order and names.evidence >= SURE_NAME
+                    and bm25.order[0] in names.order[:3])
+
+    def fuse(self, ranked: dict[str, Ranked], trust: float = 1.0) -> list[tuple[int, float]]:
+        """Weighted reciprocal-rank fusion, normalised so a unanimous first place scores 1.0."""
+        totals: dict[int, float] = {}
+        for method, result in ranked.items():
+            weight = self.weights.get(method, 1.0) * (trust if method == "dense" else 1.0)
+            for rank, (position, raw) in enumerate(zip(result.order, result.scores, strict=True), start=1):
+                # a name match counts in proportion to how much of the question the name covers
+                strength = raw if method == "names" else 1.0
+                totals[position] = totals.get(position, 0.0) + weight * strength / (RRF_K + rank)
+        best_possible = sum(self.weights.get(m, 1.0) for m in ranked) / (RRF_K + 1) or 1.0
+        fused = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+        return [(position, score / best_possible) for position, score in fused]
+
+    @staticmethod
+    def evidence(ranked: dict[str, Ranked]) -> GateEvidence:
+        def of(method: str) -> float:
+            result = ranked.get(method)
+            return result.evidence if result else 0.0
+
+        return GateEvidence(names=of("names"), lexical=of("bm25"), dense=of("dense"))
+
+    def search(self, query: str, k: int = 5, methods: Sequence[str] = METHODS) -> SearchResult:
+        text = " ".join(str(query).split())[:MAX_QUERY_CHARS]
+        if k < 1 or not has_meaningful_text(_MARKUP.sub(" ", text)):
+            return SearchResult(text, False, [], GateEvidence(0.0, 0.0, 0.0))
+        ranked = self.rank(_MARKUP.sub(" ", text), methods)
+        fused = self.fuse(ranked, self.dense_trust(text))[:k]
+        evidence = self.evidence(ranked)
+        hits = [Hit(self.entries[position], round(score, 4)) for position, score in fused]
+        return SearchResult(text, self.thresholds.in_scope(evidence), hits, evidence)
+
+
+def build_retriever(settings: Settings, rebuild: bool = False) -> HybridRetriever:
+    """Loads the glossary, opens Chroma and syncs it (building the index on first use), loads vectors."""
+    rag = settings.rag
+    entries = load_glossary(settings.data.data_dir)
+    embedder = get_embedder(rag.embedding_model, rag.query_prompt, rag.passage_prompt)
+    client = open_client(rag)
+    collection, report = sync_index(client, rag.collection, entries, embedder, rebuild=rebuild)
+    vectors = load_vectors(collection, entries) if len(entries) <= BRUTE_FORCE_MAX else None
+    return HybridRetriever(entries, embedder, vectors, sync_report=report, collection=collection,
+                           multilingual=rag.embedding_multilingual)

@@ -1,0 +1,119 @@
+"""Text normalisation shared by every retrieval method: Russian lemmas, English stems, name keys."""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+
+import pymorphy3
+import Stemmer
+
+MAX_QUERY_CHARS = 500  # longer input is cut: a glossary question never needs more, and cost stays bounded
+_WORD = re.compile(r"[a-zа-я0-9]+(?:[.+][a-zа-я0-9]+)*")
+_CYRILLIC = re.compile(r"[а-я]")
+
+# Words that carry no meaning for a glossary lookup: question frames and function words. They are
+# dropped from BM25 tokens and from the "content" used by the in-scope gate, never from name matching.
+STOPWORDS = frozenset([
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "about", "into", "as",
+    "and", "or", "not", "no", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did",
+    "what", "whats", "which", "who", "whom", "how", "why", "when", "where", "this", "that", "these",
+    "those", "it", "its", "my", "me", "i", "you", "your", "we", "our", "explain", "define", "definition",
+    "meaning", "mean", "means", "tell", "describe", "please", "give", "can", "could", "would", "should",
+    "vs", "versus", "there", "their", "them", "they", "he", "she", "his", "her", "use", "used", "using",
+    "work", "works", "и", "или", "не", "ни", "в", "во", "на", "с", "со", "к", "ко", "по", "о", "об", "от",
+    "до", "из", "у", "за", "для", "при", "про", "над", "под", "без", "что", "чем", "это", "эта", "этот",
+    "эти", "такое", "такой", "такая", "такие", "как", "какой", "какая", "какие", "каков", "зачем", "почему",
+    "когда", "где", "кто", "чего", "чему", "чём", "ли", "же", "бы", "ну", "мне", "меня", "нам", "нас", "вы",
+    "вам", "ваш", "мой", "моя", "я", "ты", "он", "она", "оно", "они", "его", "её", "их", "быть", "есть",
+    "являться", "означать", "значить", "объяснить", "объясни", "расскажи", "рассказать", "сказать", "скажи",
+    "описать", "опиши", "дать", "дай", "нужный", "нужен", "нужна", "нужно", "использоваться",
+    "использовать", "применяться", "работать", "разница", "отличие", "отличаться", "термин", "слово",
+    "сколько", "который", "можно", "мочь", "весь", "каждый", "свой", "очень", "так", "там", "тут", "через",
+    "между", "чтобы", "если", "называться", "much", "many", "have", "has", "had", "get", "got", "any",
+    "some", "same", "other", "than", "then", "also", "just", "only", "more", "most", "very"
+])
+
+# A small bilingual thesaurus: the glossary mixes Russian and English for the same notions, and users
+# mix them in questions, so these lemmas/stems are indexed and queried under one canonical token.
+CANONICAL = {
+    "видеокарта": "gpu", "гпу": "gpu", "карта": "gpu", "видеопамять": "vram", "врам": "vram",
+    "гигабайт": "гб", "gb": "гб", "гигабайта": "гб", "gib": "гб", "token": "токен", "модель": "model",
+    "обучение": "train", "тренировка": "train", "обучить": "train", "обучать": "train",
+    "изображение": "imag", "картинка": "imag", "image": "imag", "picture": "imag", "текст": "text",
+    "речь": "speech", "голос": "voic", "память": "memori", "вес": "weight", "слой": "layer",
+    "запрос": "request", "генерация": "generat", "generation": "generat", "generate": "generat",
+    "кэш": "cach", "кеш": "cach", "cache": "cach", "внимание": "attent", "квантизация": "quantiz",
+    "квантование": "quantiz", "quantization": "quantiz", "inference": "infer", "инференс": "infer",
+    "градиент": "gradient", "параметр": "paramet", "parameter": "paramet", "датасет": "dataset",
+    "сервер": "server", "контейнер": "contain", "container": "contain", "поиск": "search",
+    "аудио": "audio", "видео": "video", "тензор": "tensor", "точность": "precis", "precision": "precis",
+    "задержка": "latenc", "латентность": "latenc", "latency": "latenc", "эмбеддинг": "embed",
+    "embedding": "embed", "промпт": "prompt", "облако": "cloud", "облачный": "cloud",
+}
+
+_morph_lock = threading.Lock()
+_morph: pymorphy3.MorphAnalyzer | None = None
+_stemmer = Stemmer.Stemmer("english")
+
+
+def _analyzer() -> pymorphy3.MorphAnalyzer:
+    global _morph
+    with _morph_lock:
+        if _morph is None:
+            _morph = pymorphy3.MorphAnalyzer(lang="ru")
+        return _morph
+
+
+def fold(text: str) -> str:
+    """Lower case, ё→е, and a bounded length: the form every comparison works on."""
+    return text[:MAX_QUERY_CHARS * 20].lower().replace("ё", "е")
+
+
+def words(text: str) -> list[str]:
+    """Surface words (letters/digits, keeping inner dots and pluses as in "llama.cpp", "c++")."""
+    return _WORD.findall(fold(text))
+
+
+@lru_cache(maxsize=200_000)
+def lemma(word: str) -> str:
+    """Russian words → pymorphy3 normal form; Latin words → Snowball English stem; numbers as is."""
+    if _CYRILLIC.search(word):
+        base = str(_analyzer().parse(word)[0].normal_form).replace("ё", "е")
+    elif word.isdigit():
+        return word
+    else:
+        base = str(_stemmer.stemWord(word))
+    return CANONICAL.get(base, base)
+
+
+def lemmas(text: str) -> list[str]:
+    return [lemma(w) for w in words(text)]
+
+
+def content_lemmas(text: str) -> list[str]:
+    """Lemmas without stopwords: what BM25 indexes and what the gate measures coverage on."""
+    result = []
+    for w in words(text):
+        if w in STOPWORDS:
+            continue
+        lem = lemma(w)
+        if lem not in STOPWORDS:
+            result.append(lem)
+    return result
+
+
+def compact(text: str) -> str:
+    """Name key: letters and digits only, so "KV-кэш", "kv кэш" and "KVкэш" compare equal."""
+    return "".join(ch for ch in fold(text) if ch.isalnum())
+
+
+def latin_share(text: str) -> float:
+    """Share of the letters that are Latin: how far an English-only embedder can be trusted."""
+    letters = [ch for ch in fold(text) if ch.isalpha()]
+    return sum("a" <= ch <= "z" for ch in letters) / len(letters) if letters else 0.0
+
+
+def has_meaningful_text(text: str) -> bool:
+    return bool(words(text))

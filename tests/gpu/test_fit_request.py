@@ -1,0 +1,118 @@
+"""Free-text /fit requests (RU/EN, any order) and 10,000 random requests that never raise unexpectedly."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpu.fit.request import FitInputError
+from gpu.fit.service import FitService, result_json
+
+RANDOM_REQUESTS = 10_000
+
+
+@pytest.fixture(scope="module")
+def service() -> FitService:
+    return FitService.from_data_dir()
+
+
+@pytest.mark.parametrize(("text", "model", "gpu", "count", "extra"), [
+    ("llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4", "llama-3.1-70b", "h100-sxm", 2,
+     {"quant": "q4_k_m", "context": 32768, "batch": 4}),
+    ("qwen2.5-7b на 4090", "qwen2.5-7b", "rtx-4090", 1, {}),
+    ("влезет ли mixtral в две A100?", "mixtral-8x7b", "a100-80gb", 2, {}),
+    ("2 x A100-40GB llama 3.1 8b ctx 16k", "llama-3.1-8b", "a100-40gb", 2, {"context": 16384}),
+    ("h100x4 deepseek-r1 fp8 kv=fp8", "deepseek-r1", "h100-sxm", 4, {"quant": "fp8", "kv_dtype": "fp8"}),
+    ("mixtral 8x7b on mi300x", "mixtral-8x7b", "mi300x", 1, {}),
+    ("qwen3-8b qlora r=64 seq=4096 l40s", "qwen3-8b", "l40s", 1,
+     {"mode": "qlora", "lora_rank": 64, "context": 4096, "quant": "nf4"}),
+    ("llama-3.1-8b train zero3 8xh100 adam8bit no-gc", "llama-3.1-8b", "h100-sxm", 8,
+     {"mode": "train", "parallel": "zero3", "optimizer": "adam8bit", "grad_checkpointing": False}),
+    ("llama-3.1-70b tp=4 a100", "llama-3.1-70b", "a100-80gb", 4, {"parallel": "tp"}),
+    ("Llama 3.1 70B pp2 на восьми H200", "llama-3.1-70b", "h200", 2, {"parallel": "pp"}),
+    ("sdxl 4 images 1024x1024 tiling на 4090", "sdxl", "rtx-4090", 1,
+     {"images": 4, "resolution": 1024, "vae_tiling": True}),
+    ("поместится ли gemma 9b с контекстом 8k на L4", "gemma-2-9b", "l4", 1, {"context": 8192}),
+])
+def test_parse_examples(service: FitService, text: str, model: str, gpu: str, count: int,
+                        extra: dict[str, object]) -> None:
+    request = service.parser.parse(text).request
+    assert request.model.id == model
+    assert request.gpu is not None and request.gpu.id == gpu
+    assert request.gpu_count == count
+    for key, value in extra.items():
+        assert getattr(request, key) == value, key
+
+
+def test_size_only_model(service: FitService) -> None:
+    request = service.parser.parse("13b q4_k_m на 4090").request
+    assert request.model.estimated and request.model.params == 13_000_000_000
+    result = service.fit("13b q4_k_m на 4090")
+    assert any("estimated" in note for note in result.notes)
+
+
+@pytest.mark.parametrize(("text", "message", "suggestion"), [
+    ("lama-3.1-70b on h100", "Unknown model", "llama-3.1-70b"),
+    ("qwen2.5-7b on h1000", "Unknown GPU", "h100-sxm"),
+    ("qwen2.5-7b on v100", "Unknown GPU", "h100-sxm"),
+    ("mixtrall 2xa100", "Unknown model", "mixtral-8x7b"),
+    ("llama-3.1-8b quant=q4_k_n", "Unknown quantization", "q4_k_m"),
+    ("llama-3.1-8b kv=q5", "Unknown KV cache type", "fp8"),
+    ("llama-3.1-8b ctx=abc", "not a number", None),
+    ("llama-3.1-8b ctx=99999999999", "between", None),
+    ("llama-3.1-8b 100xh100", "between", None),
+    ("", "Usage", None),
+    ("on h100", "Which model", None),
+    ("llama-3.1-8b colour=blue", "Unknown option", None),
+    ("llama-3.1-8b q4_k_m train", "Full training keeps weights in bf16", "qlora"),
+])
+def test_useful_errors(service: FitService, text: str, message: str, suggestion: str | None) -> None:
+    with pytest.raises(FitInputError) as info:
+        service.fit(text)
+    assert message in info.value.message
+    if suggestion is not None:
+        assert suggestion in info.value.suggestions
+
+
+WORDS = ["llama-3.1-70b", "qwen2.5-7b", "mixtral", "deepseek-r1", "sdxl", "whisper", "flux.1-dev", "13b",
+         "0.5b", "q4_k_m", "fp8", "awq", "nf4", "bf16", "2xH100", "h100x8", "4090", "a100", "mi300x", "две",
+         "на", "в", "ctx=32k", "ctx=0", "batch=4", "kv=fp8", "kv=q4_0", "tp=2", "pp=4", "lora", "qlora",
+         "train", "zero3",
+         "fsdp", "ddp", "r=64", "images=4", "1024x1024", "tiling", "util=0.9", "влезет", "ли", "?", "lama",
+         "h1000", "x", "×", "8x7b", "128k", "ctx", "seq=4096", "beam=5", "prefill=512", "gpus=3", "adam8bit"]
+
+
+@settings(max_examples=RANDOM_REQUESTS, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(
+    st.lists(st.sampled_from(WORDS), min_size=0, max_size=8).map(" ".join),
+    st.text(max_size=80),
+    st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=8)), max_size=6).map(" ".join),
+))
+def test_random_requests_never_crash(text: str) -> None:
+    service = _SERVICE
+    try:
+        request = service.parser.parse(text).request
+    except FitInputError as exc:
+        assert exc.message.strip()
+        assert len(exc.message) < 400
+        assert all(isinstance(s, str) and s for s in exc.suggestions)
+        return
+    assert request.model is not None and 1 <= request.gpu_count <= 64
+
+
+_SERVICE = FitService.from_data_dir()
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join))
+def test_random_requests_evaluate(text: str) -> None:
+    try:
+        result = _SERVICE.fit(text)
+    except FitInputError as exc:
+        assert exc.message.strip()
+        return
+    payload = result_json(result)
+    assert payload["per_gpu_gib"] >= 0 and payload["usable_per_gpu_gib"] > 0
+    assert payload["fits"] == (payload["per_gpu_gib"] <= payload["usable_per_gpu_gib"] + 0.01)

@@ -1,0 +1,106 @@
+"""The curated entry file against the four seed sources."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from anchorgpu.settings import REPO_ROOT
+from rag.glossary import GlossaryError, load_glossary
+from rag.sources import SOURCE_FILES, normalise_space, parse_all
+
+DATA_DIR = REPO_ROOT / "data"
+SOURCES = DATA_DIR / "glossary" / "sources"
+SHARED_SEEDS = REPO_ROOT.parent / "shared" / "seeds"
+
+
+def test_sources_are_verbatim_copies_of_the_seeds() -> None:
+    if not SHARED_SEEDS.is_dir():
+        pytest.skip("the shared seed folder is not present on this machine")
+    for name in SOURCE_FILES:
+        assert (SOURCES / name).read_bytes() == (SHARED_SEEDS / name).read_bytes(), name
+
+
+def test_every_source_definition_is_represented_exactly_once() -> None:
+    records, _ = parse_all(SOURCES)
+    entries = load_glossary(DATA_DIR)
+    by_text = Counter((e.source, normalise_space(e.definition)) for e in entries)
+    for record in records:
+        key = (record.source, normalise_space(record.definition))
+        assert by_text[key] == 1, f"{record.source}: {record.definition[:60]!r} appears {by_text[key]} times"
+    assert len(entries) == len(records), "an entry with no source definition was added"
+    assert {e.source for e in entries} == set(SOURCE_FILES)
+
+
+def test_definitions_are_verbatim_source_text() -> None:
+    """Whitespace aside, each definition occurs in its source file as written (never paraphrased)."""
+    entries = load_glossary(DATA_DIR)
+    texts = {name: normalise_space((SOURCES / name).read_text(encoding="utf-8")) for name in SOURCE_FILES}
+    for entry in entries:
+        if entry.source == SOURCE_FILES[2] and "\t" not in entry.definition:
+            # seed 003 parts are stored one per line; each part is verbatim
+            for part in entry.definition.splitlines():
+                assert normalise_space(part) in texts[entry.source], (entry.id, part[:60])
+        else:
+            assert normalise_space(entry.definition) in texts[entry.source], entry.id
+
+
+def test_every_entry_has_headword_category_and_concept() -> None:
+    entries = load_glossary(DATA_DIR)
+    ids = Counter(e.id for e in entries)
+    assert not [i for i, n in ids.items() if n > 1]
+    for entry in entries:
+        assert entry.term.strip() and entry.category.strip() and entry.concept.strip(), entry.id
+        assert len(entry.term) < 80, entry.id  # a headword, not a sentence
+    categories = {e.category for e in entries}
+    assert {"hardware", "inference", "training", "images", "speech", "basics", "infrastructure",
+            "rental"} <= categories
+
+
+def test_headwords_reconstructed_for_the_headless_seed() -> None:
+    entries = {e.id: e for e in load_glossary(DATA_DIR)}
+    mi300x = entries["000-amd-mi300x"]
+    assert mi300x.term == "AMD Instinct MI300X"
+    assert mi300x.definition.startswith("Datacenter-GPU AMD с 192 ГБ HBM3")
+    assert entries["000-kv-cache"].definition.startswith("Кеш ключей и значений")
+    assert entries["000-nvidia-h200"].definition.startswith("Обновлённый H100 с 141 ГБ")
+
+
+def test_structured_entries_keep_all_parts() -> None:
+    entries = {e.id: e for e in load_glossary(DATA_DIR)}
+    dreambooth = entries["003-dreambooth"].definition.splitlines()
+    assert [p.split(":")[0] for p in dreambooth] == ["Что это", "Для чего используется", "Простыми словами",
+                                                    "Не путать с"]
+    assert "Почему важно:" in entries["003-kv-cache"].definition
+    table = [e for e in entries.values() if e.category == "comparisons"]
+    assert len(table) == 16 and entries["003-ggml-vs-gguf"].term == "GGML и GGUF"
+
+
+def test_same_concept_across_sources_shares_a_key() -> None:
+    entries = load_glossary(DATA_DIR)
+    kv = {e.source for e in entries if e.concept == "kv-cache"}
+    assert kv == {SOURCE_FILES[0], SOURCE_FILES[1], SOURCE_FILES[2]}
+    assert len({e.id for e in entries if e.concept == "quantization"}) == 3
+    assert len({e.id for e in entries if e.concept == "cuda"}) == 3
+
+
+def test_aliases_cover_russian_english_and_transliterations() -> None:
+    entries = {e.id: e for e in load_glossary(DATA_DIR)}
+    kv_aliases = {a.lower() for a in entries["000-kv-cache"].aliases}
+    assert {"кэш ключей и значений", "kv-кэш", "кв кэш"} <= kv_aliases
+
+
+def test_malformed_entry_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "glossary").mkdir()
+    target = tmp_path / "glossary" / "entries.yaml"
+    target.write_text(yaml.safe_dump({"entries": [{"id": "x", "term": "", "definition": "d"}]}), "utf-8")
+    with pytest.raises(GlossaryError, match="x: missing term"):
+        load_glossary(tmp_path)
+    target.write_text("entries: [", "utf-8")
+    with pytest.raises(GlossaryError, match="not valid YAML"):
+        load_glossary(tmp_path)
+    with pytest.raises(GlossaryError, match="not found"):
+        load_glossary(tmp_path / "nowhere")

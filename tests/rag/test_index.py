@@ -1,0 +1,49 @@
+"""Idempotent ingest into Chroma: content hashes decide what is (re-)embedded."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from anchorgpu.settings import REPO_ROOT, RAGSettings
+from rag.dense import get_embedder
+from rag.glossary import load_glossary
+from rag.index import load_vectors, open_client, sync_index
+
+
+def test_sync_is_idempotent_and_tracks_changes(tmp_path: Path) -> None:
+    settings = RAGSettings(chroma_path=tmp_path / "chroma", chroma_url=None)
+    embedder = get_embedder(settings.embedding_model)
+    entries = load_glossary(REPO_ROOT / "data")[:12]
+    client = open_client(settings)
+
+    _, first = sync_index(client, "glossary-test", entries, embedder)
+    assert (first.added, first.updated, first.deleted, first.unchanged) == (12, 0, 0, 0)
+
+    _, again = sync_index(client, "glossary-test", entries, embedder)
+    assert (again.added, again.updated, again.deleted, again.unchanged) == (0, 0, 0, 12)
+
+    changed = [dataclasses.replace(entries[0], definition=entries[0].definition + " (updated)"),
+               *entries[1:11]]  # entries[11] removed
+    collection, delta = sync_index(client, "glossary-test", changed, embedder)
+    assert (delta.added, delta.updated, delta.deleted, delta.unchanged) == (0, 1, 1, 10)
+    assert collection.count() == 11
+    stored = collection.get(ids=[changed[0].id], include=["documents"])
+    assert stored["documents"][0].endswith("(updated)")
+
+    # a reopened store (new process) sees the same state: nothing to do
+    _, reopened = sync_index(open_client(settings), "glossary-test", changed, embedder)
+    assert reopened.unchanged == 11 and reopened.added == reopened.updated == 0
+
+    vectors = load_vectors(collection, changed)
+    assert vectors.shape == (11, embedder.dimension)
+
+
+def test_a_different_embedder_identity_rebuilds(tmp_path: Path) -> None:
+    settings = RAGSettings(chroma_path=tmp_path / "chroma", chroma_url=None)
+    entries = load_glossary(REPO_ROOT / "data")[:3]
+    client = open_client(settings)
+    sync_index(client, "glossary-test", entries, get_embedder(settings.embedding_model))
+    prompted = get_embedder(settings.embedding_model, "query: ", "passage: ")
+    _, report = sync_index(client, "glossary-test", entries, prompted)
+    assert report.rebuilt and report.added == 3

@@ -1,0 +1,67 @@
+"""Hybrid retrieval on the real glossary (real embedder, real Chroma in a temp dir)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.retriever import HybridRetriever
+
+
+def test_kv_cache_question_returns_the_kv_cache_entries_first(retriever: HybridRetriever) -> None:
+    result = retriever.search("что такое кэш ключей и значений", k=5)
+    assert result.in_scope
+    assert [h.entry.concept for h in result.hits[:3]] == ["kv-cache"] * 3
+    assert {h.entry.source for h in result.hits[:3]} == {"000_9a9371b59a12d732.txt",
+                                                       "002_e07c44d197553e41.txt",
+                                                       "003_99a85551437b3cbb.txt"}
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.parametrize(("question", "concept"), [
+    ("what is a KV cache", "kv-cache"),
+    ("кв кэш", "kv-cache"),  # transliteration
+    ("что такое квантизацыя", "quantization"),  # typo
+    ("tensor paralelism", "tensor-parallelism"),  # typo
+    ("сколько памяти у аш200", "nvidia-h200"),
+    ("чем отличается GGUF от GGML", "ggml-vs-gguf"),  # both names → the comparison row
+    ("Datacenter GPU от AMD на 192 ГБ", "amd-mi300x"),  # names only the concept
+])
+def test_finds_the_entry_for_varied_phrasings(retriever: HybridRetriever, question: str, concept: str) -> None:
+    result = retriever.search(question, k=3)
+    assert result.in_scope, question
+    assert concept in [h.entry.concept for h in result.hits], (question, [h.entry.id for h in result.hits])
+
+
+@pytest.mark.parametrize("question", ["what is the capital of Australia", "как приготовить борщ",
+                                      "who won the football world cup in 2018"])
+def test_out_of_scope_questions_are_recognised(retriever: HybridRetriever, question: str) -> None:
+    assert not retriever.search(question).in_scope
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "😀🔥🚀", "?!…", "x" * 10_000, "абв " * 3000,
+                                 "'; DROP TABLE entries; --", "<script>alert(1)</script>",
+                                 "SELECT * FROM glossary WHERE 1=1", "\x00\x01\x02", "**__~~``"])
+def test_bad_input_never_raises(retriever: HybridRetriever, bad: str) -> None:
+    result = retriever.search(bad, k=5)
+    assert len(result.query) <= 500
+    assert len(result.hits) <= 5
+    if not any(ch.isalnum() for ch in bad):
+        assert result.hits == [] and not result.in_scope
+
+
+def test_markup_does_not_hide_a_real_question(retriever: HybridRetriever) -> None:
+    result = retriever.search("<b>что такое VRAM?</b>", k=3)
+    assert result.in_scope and result.hits[0].entry.concept == "vram"
+
+
+def test_k_is_respected(retriever: HybridRetriever) -> None:
+    assert len(retriever.search("GPU", k=1).hits) == 1
+    assert len(retriever.search("GPU", k=7).hits) == 7
+    assert retriever.search("GPU", k=0).hits == []
+
+
+def test_each_method_alone_still_answers(retriever: HybridRetriever) -> None:
+    for methods in (("bm25",), ("names",), ("dense",)):
+        hits = retriever.search("what is paged attention", k=3, methods=methods).hits
+        assert "pagedattention" in [h.entry.concept for h in hits], methods
