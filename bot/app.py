@@ -1,17 +1,38 @@
-"""aiogram app factory and runners. Heavy services are built once here and injected into handlers."""
+"""aiogram app factory and runners (polling and webhook). Heavy services are built once here and injected
+into handlers as Dispatcher kwargs (``settings``, ``services``, ``pacer``)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import signal
+from dataclasses import dataclass
+from typing import Any
 
 from aiogram import Bot, Dispatcher
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ParseMode
+from aiogram.fsm.storage.base import BaseStorage
+from aiogram.fsm.storage.memory import MemoryStorage
+from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
+from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from anchorgpu.db import create_engine, create_schema
+from anchorgpu.services import Services
 from anchorgpu.settings import PUBLIC_BOT_API, Settings
+from bot import middlewares
+from bot.commands import set_command_menus
+from bot.health import HealthChecks, add_health_routes, start_health_server
+from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
+from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
+from bot.preferences import PreferenceStore
+from bot.retry import TransientErrorRetry
 from bot.routers import build_root_router
+from bot.streaming import ChatPacer
 
 log = logging.getLogger(__name__)
 
@@ -23,20 +44,155 @@ def create_bot(settings: Settings) -> Bot:
     session = AiohttpSession()
     if settings.telegram.api_base != PUBLIC_BOT_API:
         session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram.api_base))
+    session.middleware(TransientErrorRetry())  # 5xx, dropped connections, 429: a reply is not lost to a hiccup
     return Bot(token.get_secret_value(), session=session,
                default=DefaultBotProperties(parse_mode=ParseMode.HTML))
 
 
-def create_dispatcher(settings: Settings) -> Dispatcher:
-    dispatcher = Dispatcher(settings=settings)
+def create_storage(settings: Settings, engine: AsyncEngine) -> BaseStorage:
+    """FSM storage that survives restarts: the app database, or Redis when DB_REDIS_URL is set."""
+    from bot.fsm_storage import build_fsm_storage
+
+    return build_fsm_storage(settings, engine)
+
+
+@dataclass
+class BotRuntime:
+    """Everything the bot process holds besides aiogram objects, closed together at shutdown."""
+
+    services: Services
+    engine: AsyncEngine
+    claims: UpdateClaims
+    preferences: PreferenceStore
+    health: HealthChecks
+    owns_engine: bool
+    warm_up: asyncio.Task[None] | None = None
+
+    async def aclose(self) -> None:
+        if self.warm_up is not None:
+            self.warm_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.warm_up
+        await self.claims.aclose()
+        await self.services.aclose()
+        if self.owns_engine:
+            await self.engine.dispose()
+
+
+async def create_runtime(settings: Settings, services: Services | None = None) -> BotRuntime:
+    services = services or await Services.create(settings)
+    warm_up: asyncio.Task[None] | None = None
+    try:
+        answerer = await services.ensure_answerer()
+        # cache the static prompt prefix while updates are already being served (it waits in the LLM queue)
+        warm_up = asyncio.create_task(answerer.warm_up())
+    except Exception:  # the bot still serves /fit, /quote, /terms; questions say they are unavailable
+        log.exception("question answering could not start")
+    engine: AsyncEngine | None = services.engine
+    owns_engine = engine is None
+    if engine is None:
+        engine = create_engine(settings.db.url)
+    await create_schema(engine)  # our tables (dedupe, preferences) and any other imported ones
+    ttl_s = settings.db.dedupe_ttl_hours * 3600.0
+    claims: UpdateClaims = (RedisUpdateClaims(settings.db.redis_url, ttl_s) if settings.db.redis_url
+                            else SqlUpdateClaims(engine, ttl_s))
+    return BotRuntime(services=services, engine=engine, claims=claims, preferences=PreferenceStore(engine),
+                      health=HealthChecks(services, engine), owns_engine=owns_engine, warm_up=warm_up)
+
+
+def create_dispatcher(settings: Settings, runtime: BotRuntime | None = None) -> Dispatcher:
+    storage = create_storage(settings, runtime.engine) if runtime else MemoryStorage()
+    extra: dict[str, Any] = {}
+    if runtime is not None:
+        extra = {"services": runtime.services, "preferences": runtime.preferences}
+    dispatcher = Dispatcher(storage=storage, settings=settings, pacer=ChatPacer(), **extra)
+    if runtime is not None:
+        middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences)
     dispatcher.include_router(build_root_router())
+    dispatcher.startup.register(_on_startup)
     return dispatcher
 
 
+async def _on_startup(bot: Bot) -> None:
+    await set_command_menus(bot)
+    me = await bot.me()
+    log.info("bot @%s ready", me.username)
+
+
+def _install_log_filters(settings: Settings) -> None:
+    token = settings.telegram.bot_token.get_secret_value() if settings.telegram.bot_token else ""
+    secret = settings.telegram.webhook_secret.get_secret_value() if settings.telegram.webhook_secret else ""
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(UpdateContextFilter())
+        handler.addFilter(TokenRedactingFilter([token, secret]))
+
+
 async def run_bot(settings: Settings) -> None:
+    _install_log_filters(settings)
+    runtime = await create_runtime(settings)
+    try:
+        if settings.telegram.mode == "webhook":
+            await run_webhook(settings, runtime)
+        else:
+            await run_polling(settings, runtime)
+    finally:
+        await runtime.aclose()
+
+
+async def run_polling(settings: Settings, runtime: BotRuntime) -> None:
     bot = create_bot(settings)
-    dispatcher = create_dispatcher(settings)
-    await bot.delete_webhook(drop_pending_updates=False)
-    log.info("polling %s", settings.telegram.api_base)
-    # aiogram installs SIGINT/SIGTERM handlers and stops polling gracefully, closing the session.
-    await dispatcher.start_polling(bot, handle_signals=True, close_bot_session=True)
+    dispatcher = create_dispatcher(settings, runtime)
+    health = await start_health_server(runtime.health, settings.telegram.webhook_host,
+                                       settings.telegram.health_port)
+    try:
+        await bot.delete_webhook(drop_pending_updates=False)
+        log.info("polling %s", settings.telegram.api_base)
+        # aiogram installs SIGINT/SIGTERM handlers and stops polling gracefully, closing the session.
+        await dispatcher.start_polling(bot, handle_signals=True, close_bot_session=True,
+                                       allowed_updates=dispatcher.resolve_used_update_types())
+    finally:
+        if health is not None:
+            await health.cleanup()
+
+
+def build_webhook_app(settings: Settings, runtime: BotRuntime, bot: Bot, dispatcher: Dispatcher) -> web.Application:
+    secret = settings.telegram.webhook_secret
+    if secret is None or not secret.get_secret_value():
+        raise ValueError("webhook mode needs TELEGRAM_WEBHOOK_SECRET")
+    app = web.Application()
+    # handle_in_background=False: answer only after processing, so a failure is a 5xx and Telegram
+    # redelivers the update (de-duplication makes the redelivery safe).
+    SimpleRequestHandler(dispatcher, bot, handle_in_background=False,
+                         secret_token=secret.get_secret_value()).register(app, path=settings.telegram.webhook_path)
+    add_health_routes(app, runtime.health)
+    setup_application(app, dispatcher, bot=bot)
+
+    async def register_webhook(_: web.Application) -> None:
+        assert settings.telegram.webhook_url is not None
+        await bot.set_webhook(settings.telegram.webhook_url, secret_token=secret.get_secret_value(),
+                              allowed_updates=dispatcher.resolve_used_update_types(),
+                              drop_pending_updates=False)
+        log.info("webhook registered, listening on %s:%s%s", settings.telegram.webhook_host,
+                 settings.telegram.webhook_port, settings.telegram.webhook_path)
+
+    app.on_startup.append(register_webhook)
+    return app
+
+
+async def run_webhook(settings: Settings, runtime: BotRuntime) -> None:
+    bot = create_bot(settings)
+    dispatcher = create_dispatcher(settings, runtime)
+    app = build_webhook_app(settings, runtime, bot, dispatcher)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, settings.telegram.webhook_host, settings.telegram.webhook_port).start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        log.info("stopping the webhook server")
+        await runner.cleanup()

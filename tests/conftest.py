@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,12 +31,23 @@ async def stub() -> AsyncIterator[TelegramStub]:
         await server.stop()
 
 
+@pytest.fixture(scope="session")
+def glossary_index() -> Path:
+    """The real glossary's Chroma index, built once per test session."""
+    from tests.rag.support import shared_chroma_dir, shared_retriever
+
+    shared_retriever()
+    return shared_chroma_dir()
+
+
 @pytest.fixture
-def state_dir(tmp_path: Path) -> Path:
+def state_dir(tmp_path: Path, glossary_index: Path) -> Path:
     path = tmp_path / "state"
     path.mkdir()
     # Reuse the provisioned models instead of copying half a gigabyte per test.
     (path / "models").symlink_to(REPO_ROOT / "var" / "models", target_is_directory=True)
+    # A bot process finds its index up to date (ingest is a no-op by content hash) instead of re-embedding.
+    shutil.copytree(glossary_index, path / "chroma")
     return path
 
 
@@ -70,7 +82,7 @@ class BotProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    async def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int | None:
+    async def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int | None:
         if self.proc is None or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else None
         self.proc.send_signal(sig)

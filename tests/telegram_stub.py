@@ -127,6 +127,13 @@ class TelegramStub:
         self._runner: web.AppRunner | None = None
         self.port = 0
         self.tokens_seen: set[str] = set()
+        # called with every recorded call (benchmarks match replies without rescanning ``calls``)
+        self.listeners: list[Callable[[Call], None]] = []
+        # opt-in flood control (see enable_flood_control); 429s it produced, by method
+        self.flood_control = False
+        self.flood_429s: dict[str, int] = defaultdict(int)
+        self._sent_at: dict[int, deque[float]] = defaultdict(deque)
+        self.files: dict[str, bytes] = {}  # file_id -> content, served by getFile + /file/bot…/documents/…
 
     # ---- lifecycle -------------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -199,6 +206,25 @@ class TelegramStub:
             return self.push_update({"edited_message": msg})
         return self.push_update({"message": msg})
 
+    def document_update(self, content: bytes, file_name: str, *, caption: str | None = None, chat_id: int = 100,
+                        user_id: int = 100, chat_type: str = "private", language_code: str = "ru") -> int:
+        """A user sends a file; the bot can fetch it with getFile and a download from /file/."""
+        file_id = f"doc-{len(self.files) + 1}"
+        self.files[file_id] = content
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        msg: dict[str, Any] = {
+            "message_id": next(self._message_ids[chat_id]), "date": int(time.time()), "chat": chat,
+            "from": {"id": user_id, "is_bot": False, "first_name": "Test", "language_code": language_code},
+            "document": {"file_id": file_id, "file_unique_id": f"u{file_id}", "file_name": file_name,
+                         "file_size": len(content)},
+        }
+        if caption:
+            msg["caption"] = caption
+            if caption.startswith("/"):
+                length = len(caption.split()[0].encode("utf-16-le")) // 2
+                msg["caption_entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
+        return self.push_update({"message": msg})
+
     def callback_update(self, data: str, *, message: dict[str, Any], user_id: int = 100,
                         language_code: str = "ru") -> int:
         return self.push_update({"callback_query": {
@@ -211,6 +237,27 @@ class TelegramStub:
             "id": f"iq-{time.monotonic_ns()}", "query": query, "offset": "",
             "from": {"id": user_id, "is_bot": False, "first_name": "Test", "language_code": language_code},
         }})
+
+    def enable_flood_control(self, enabled: bool = True) -> None:
+        """Answer 429 like Telegram when a chat gets messages or edits too fast (Bots FAQ limits): more
+        than 1 a second per chat (bursts of 3 tolerated) or more than 20 a minute in a group."""
+        self.flood_control = enabled
+
+    def _check_flood(self, method: str, chat_id: int) -> None:
+        now = time.monotonic()
+        sent = self._sent_at[chat_id]
+        while sent and now - sent[0] > 60:
+            sent.popleft()
+        recent = sum(1 for ts in sent if now - ts < 3.0)
+        retry_after = 0
+        if recent >= 3:  # more than ~1/s sustained
+            retry_after = 1
+        if chat_id < 0 and len(sent) >= 20:
+            retry_after = max(retry_after, int(60 - (now - sent[0])) + 1)
+        if retry_after:
+            self.flood_429s[method] += 1
+            raise BotAPIError(429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after})
+        sent.append(now)
 
     def inject(self, method: str, fault: Fault, times: int = 1) -> None:
         for _ in range(times):
@@ -243,9 +290,18 @@ class TelegramStub:
     def message(self, chat_id: int, message_id: int) -> dict[str, Any] | None:
         return self._messages.get((chat_id, message_id))
 
+    def bot_messages(self, chat_id: int) -> list[dict[str, Any]]:
+        """The messages the bot has sent to a chat (current state, edits applied), oldest first."""
+        return [m for (chat, _), m in sorted(self._messages.items()) if chat == chat_id]
+
+    def messages_in(self, chat_id: int) -> list[dict[str, Any]]:
+        """The bot's messages in a chat as they are now (after edits), oldest first."""
+        return [m for (chat, _), m in sorted(self._messages.items()) if chat == chat_id]
+
     # ---- HTTP ------------------------------------------------------------------------------------
     async def _file(self, request: web.Request) -> web.StreamResponse:
-        return web.Response(status=404)
+        content = self.files.get(request.match_info["path"].rsplit("/", 1)[-1])
+        return web.Response(body=content) if content is not None else web.Response(status=404)
 
     async def _read_params(self, request: web.Request) -> tuple[dict[str, Any], dict[str, int]]:
         params: dict[str, Any] = {}
@@ -277,6 +333,8 @@ class TelegramStub:
         if method != "getUpdates":
             call = Call(method=method, params=params, ts=time.monotonic(), files=files)
             self.calls.append(call)
+            for listener in self.listeners:
+                listener(call)
             async with self._call_event:
                 self._call_event.notify_all()
         if self._faults[method]:
@@ -294,6 +352,8 @@ class TelegramStub:
                     body["parameters"] = {"retry_after": fault.retry_after}
                 return web.json_response(body, status=fault.status)
         try:
+            if self.flood_control and method in {"sendMessage", "editMessageText", "sendPhoto"}:
+                self._check_flood(method, int(params.get("chat_id") or 0))
             handler = getattr(self, f"_m_{method}", None)
             result = await handler(params) if handler else True
         except BotAPIError as exc:
@@ -304,6 +364,13 @@ class TelegramStub:
         return web.json_response({"ok": True, "result": result})
 
     # ---- methods ---------------------------------------------------------------------------------
+    async def _m_getFile(self, params: dict[str, Any]) -> dict[str, Any]:
+        file_id = str(params.get("file_id"))
+        if file_id not in self.files:
+            raise BotAPIError(400, "Bad Request: invalid file_id")
+        return {"file_id": file_id, "file_unique_id": f"u{file_id}", "file_size": len(self.files[file_id]),
+                "file_path": f"documents/{file_id}"}
+
     async def _m_getMe(self, params: dict[str, Any]) -> dict[str, Any]:
         return self.bot_user
 
@@ -421,7 +488,7 @@ class TelegramStub:
                     "can_manage_chat": True, "can_delete_messages": True, "can_manage_video_chats": True,
                     "can_restrict_members": True, "can_promote_members": False, "can_change_info": True,
                     "can_invite_users": True, "can_post_stories": False, "can_edit_stories": False,
-                    "can_delete_stories": False}
+                    "can_delete_stories": False, "can_send_welcome_messages": False}
         return {"status": status, "user": user}
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import sys
 
 from anchorgpu.console import ConsoleChat
 from anchorgpu.services import Services
@@ -17,11 +19,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+async def prepare_answers(services: Services) -> None:
+    """Load the retriever and the model, then cache the static prompt prefix, while commands already work."""
+    answerer = await services.ensure_answerer()
+    if answerer.backend is None:
+        print(f"anchorgpu: model unavailable ({answerer.unavailable_reason}); answering from the glossary only",
+              file=sys.stderr)
+    else:
+        await answerer.warm_up()
+
+
 async def chat(lang: Lang) -> None:
     services = await Services.create(get_settings())
+    preparing = asyncio.create_task(prepare_answers(services))
     try:
         await ConsoleChat(services, lang=lang).run()
     finally:
+        preparing.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await preparing
         await services.aclose()
 
 

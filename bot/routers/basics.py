@@ -6,18 +6,23 @@ from aiogram import Router
 from aiogram.filters import Command, CommandStart
 from aiogram.types import Message
 
-from anchorgpu.texts import pick_lang, t
+from anchorgpu.texts import Lang, pick_lang, t
+from bot.rendering import escape
+from bot.streaming import reply_html
 
 router = Router(name=__name__)
 
 
+def _lang(message: Message, lang: Lang | None) -> Lang:
+    # ``lang`` comes from the preferences middleware (/settings overrides); Telegram's guess otherwise
+    return lang or pick_lang(message.from_user.language_code if message.from_user else None)
+
+
 @router.message(CommandStart())
-async def on_start(message: Message) -> None:
-    lang = pick_lang(message.from_user.language_code if message.from_user else None)
-    await message.answer(t("start", lang))
+async def on_start(message: Message, lang: Lang | None = None) -> None:
+    await reply_html(message, escape(t("start", _lang(message, lang))))
 
 
 @router.message(Command("help"))
-async def on_help(message: Message) -> None:
-    lang = pick_lang(message.from_user.language_code if message.from_user else None)
-    await message.answer(t("help", lang))
+async def on_help(message: Message, lang: Lang | None = None) -> None:
+    await reply_html(message, escape(t("help", _lang(message, lang))))

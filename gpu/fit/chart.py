@@ -7,6 +7,7 @@ worker thread; callers run it via asyncio.to_thread.
 from __future__ import annotations
 
 import io
+from functools import lru_cache
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -22,8 +23,18 @@ def render_chart(result: FitResult) -> bytes:
     per = result.per_gpu
     parts = [("weights", per.weights), ("KV cache", per.kv_cache), ("activations", per.activations),
              ("gradients", per.gradients), ("optimizer", per.optimizer), ("overhead", per.overhead)]
-    parts = [(name, value / GIB) for name, value in parts if value > 0]
-    count = result.request.gpu_count
+    return _render(
+        tuple((name, value / GIB) for name, value in parts if value > 0), result.request.gpu_count,
+        result.usable_bytes / GIB, result.gpu.memory_gib, per.total / GIB, result.request.model.name,
+        result.gpu.id, result.fits,
+    )
+
+
+# Drawing costs hundreds of milliseconds of CPU; popular configurations repeat, and the picture depends
+# only on these values, so identical requests reuse the PNG.
+@lru_cache(maxsize=256)
+def _render(parts: tuple[tuple[str, float], ...], count: int, usable: float, memory_gib: float,
+            total_gib: float, model_name: str, gpu_id: str, fits: bool) -> bytes:
     bars = min(count, MAX_BARS)
     labels = [f"GPU {i}" for i in range(bars)]
     if count > MAX_BARS:
@@ -35,14 +46,12 @@ def render_chart(result: FitResult) -> bytes:
     for name, value in parts:
         axes.bar(labels, [value] * bars, bottom=bottoms, color=COLORS[name], label=f"{name} {value:.1f}")
         bottoms = [b + value for b in bottoms]
-    usable = result.usable_bytes / GIB
     axes.axhline(usable, color="black", linestyle="--", linewidth=1.2, label=f"usable {usable:.1f}")
-    axes.axhline(result.gpu.memory_gib, color="grey", linestyle=":", linewidth=1.0,
-                 label=f"total {result.gpu.memory_gib:.1f}")
+    axes.axhline(memory_gib, color="grey", linestyle=":", linewidth=1.0, label=f"total {memory_gib:.1f}")
     axes.set_ylabel("GiB per GPU")
-    axes.set_ylim(0, max(per.total / GIB, result.gpu.memory_gib) * 1.12)
-    verdict = "fits" if result.fits else "does NOT fit"
-    axes.set_title(f"{result.request.model.name} on {count}× {result.gpu.id}: {verdict}", fontsize=10)
+    axes.set_ylim(0, max(total_gib, memory_gib) * 1.12)
+    verdict = "fits" if fits else "does NOT fit"
+    axes.set_title(f"{model_name} on {count}× {gpu_id}: {verdict}", fontsize=10)
     axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.tight_layout()
     buffer = io.BytesIO()

@@ -1,0 +1,113 @@
+"""Who is the bot being spoken to: private chats always; groups only when explicitly addressed.
+
+With privacy mode a group bot still sees commands meant for other bots and, when it is an admin, every
+message. It must answer only to ``/ask …``, ``/cmd@ourbot``, a reply to one of its own messages or an
+explicit @mention — never to the rest of the conversation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aiogram import Bot
+from aiogram.enums import ChatType, MessageEntityType
+from aiogram.filters import BaseFilter
+from aiogram.types import Message
+
+PRIVATE = ChatType.PRIVATE.value
+
+
+@dataclass(frozen=True)
+class ConversationKey:
+    """Context is kept per chat and per forum topic (the General topic has no thread id)."""
+
+    chat_id: int
+    thread_id: int | None
+
+    def __str__(self) -> str:
+        return f"{self.chat_id}:{self.thread_id or 0}"
+
+
+def thread_of(message: Message) -> int | None:
+    """The forum topic to reply in; replies in non-forum groups also carry thread ids, which we ignore."""
+    return message.message_thread_id if message.is_topic_message else None
+
+
+def conversation_key(message: Message) -> ConversationKey:
+    return ConversationKey(chat_id=message.chat.id, thread_id=thread_of(message))
+
+
+def parse_command(text: str) -> tuple[str, str | None, str] | None:
+    """``/cmd@bot args`` -> ("cmd", "bot", "args"); None when the text is not a command."""
+    if not text.startswith("/") or len(text) < 2:
+        return None
+    head, _, args = text.partition(" ")
+    if "\n" in head:
+        head, _, rest = head.partition("\n")
+        args = rest + (" " + args if args else "")
+    name, _, mention = head[1:].partition("@")
+    if not name:
+        return None
+    return name.lower(), (mention or None), args.strip()
+
+
+def _strip_mention(text: str, username: str) -> str:
+    lowered = text.lower()
+    mention = "@" + username.lower()
+    index = lowered.find(mention)
+    if index < 0:
+        return text.strip()
+    return (text[:index] + text[index + len(mention):]).strip(" \n,:;")
+
+
+def addressed_question(message: Message, bot_id: int, username: str) -> str | None:
+    """The question text if this message is a question for the bot, else None.
+
+    Commands are not questions here (each command has its own handler); ``/ask`` is handled by its own
+    router too. In groups: a reply to us or an explicit mention (entity or text) addresses the bot.
+    """
+    text = message.text or message.caption
+    if not text or text.startswith("/"):
+        return None
+    if message.chat.type == PRIVATE:
+        return text.strip()
+    replied = message.reply_to_message
+    if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
+        return _strip_mention(text, username)
+    for entity in message.entities or message.caption_entities or []:
+        if entity.type == MessageEntityType.TEXT_MENTION and entity.user and entity.user.id == bot_id:
+            return text.strip()
+        if entity.type == MessageEntityType.MENTION:
+            mentioned = entity.extract_from(text)
+            if mentioned.lower() == "@" + username.lower():
+                return _strip_mention(text, username)
+    # Entities can be missing on forwarded or edited text; a literal @ourbot still counts.
+    if "@" + username.lower() in text.lower():
+        return _strip_mention(text, username)
+    return None
+
+
+class AddressedQuestion(BaseFilter):
+    """Passes messages that are questions to the bot, injecting ``question`` (mention stripped)."""
+
+    async def __call__(self, message: Message, bot: Bot) -> bool | dict[str, Any]:
+        me = await bot.me()
+        question = addressed_question(message, me.id, me.username or "")
+        if question is None:
+            return False
+        return {"question": question}
+
+
+class CommandForUs(BaseFilter):
+    """Rejects ``/cmd@otherbot`` in groups even for handlers that do not use aiogram's Command filter."""
+
+    async def __call__(self, message: Message, bot: Bot) -> bool:
+        parsed = parse_command(message.text or "")
+        if parsed is None:
+            return False
+        _, mention, _ = parsed
+        if mention is None:
+            return True
+        me = await bot.me()
+        return mention.lower() == (me.username or "").lower()

@@ -1,0 +1,104 @@
+"""aiogram FSM storage in the app database (SQLite or PostgreSQL), so conversations survive restarts.
+
+The /quote guided flow keeps its step and choices here. One row per storage key; writes are upserts
+(``INSERT … ON CONFLICT DO UPDATE`` on both backends), so concurrent updates never fail on a duplicate.
+With ``DB_REDIS_URL`` set the app uses aiogram's ``RedisStorage`` instead (see :func:`build_fsm_storage`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, cast
+
+from aiogram.fsm.state import State
+from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, KeyBuilder, StateType, StorageKey
+from sqlalchemy import DateTime, String, Table, Text, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.orm import Mapped, mapped_column
+
+from anchorgpu.db import Base
+from anchorgpu.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class FSMRow(Base):
+    __tablename__ = "bot_fsm"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    state: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    data: Mapped[str] = mapped_column(Text, default="{}")
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+FSM = cast(Table, FSMRow.__table__)
+
+
+class SqlAlchemyStorage(BaseStorage):
+    def __init__(self, engine: AsyncEngine, key_builder: KeyBuilder | None = None) -> None:
+        self.engine = engine
+        self.key_builder = key_builder or DefaultKeyBuilder(with_bot_id=True, with_destiny=True)
+        self._schema_ready = False
+
+    async def _ensure_schema(self) -> None:
+        if not self._schema_ready:
+            async with self.engine.begin() as conn:
+                await conn.run_sync(lambda sync: FSM.create(sync, checkfirst=True))
+            self._schema_ready = True
+
+    async def _upsert(self, key: StorageKey, values: dict[str, Any]) -> None:
+        await self._ensure_schema()
+        row = {"key": self.key_builder.build(key), "state": None, "data": "{}",
+               "updated_at": dt.datetime.now(dt.UTC), **values}
+        dialect = self.engine.dialect.name
+        insert = postgresql.insert(FSM) if dialect == "postgresql" else sqlite.insert(FSM)
+        statement = insert.values(**row).on_conflict_do_update(
+            index_elements=[FSM.c.key], set_={**values, "updated_at": row["updated_at"]})
+        async with self.engine.begin() as conn:
+            await conn.execute(statement)
+
+    async def set_state(self, key: StorageKey, state: StateType = None) -> None:
+        value = state.state if isinstance(state, State) else state
+        await self._upsert(key, {"state": value})
+
+    async def get_state(self, key: StorageKey) -> str | None:
+        # aiogram reads the state for EVERY update, before any middleware of ours: if this raised while the
+        # database is down, each update would be dropped unanswered. Without it, commands still answer.
+        try:
+            row = await self._row(key)
+        except (SQLAlchemyError, OSError):
+            log.warning("FSM state unavailable (database down); handling the update without it", exc_info=True)
+            return None
+        return None if row is None else cast(str | None, row.state)
+
+    async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
+        await self._upsert(key, {"data": json.dumps(dict(data), ensure_ascii=False)})
+
+    async def get_data(self, key: StorageKey) -> dict[str, Any]:
+        row = await self._row(key)
+        return {} if row is None else cast(dict[str, Any], json.loads(row.data or "{}"))
+
+    async def _row(self, key: StorageKey) -> Any:
+        await self._ensure_schema()
+        async with self.engine.connect() as conn:
+            return (await conn.execute(select(FSM.c.state, FSM.c.data)
+                                       .where(FSM.c.key == self.key_builder.build(key)))).first()
+
+    async def close(self) -> None:
+        # the engine belongs to the app runtime, which disposes of it
+        return None
+
+
+def build_fsm_storage(settings: Settings, engine: AsyncEngine) -> BaseStorage:
+    """Redis when ``DB_REDIS_URL`` is set (shared by replicas), otherwise the app database."""
+    if settings.db.redis_url:
+        from aiogram.fsm.storage.redis import RedisStorage
+
+        return RedisStorage.from_url(settings.db.redis_url,
+                                     key_builder=DefaultKeyBuilder(with_bot_id=True, with_destiny=True))
+    return SqlAlchemyStorage(engine)

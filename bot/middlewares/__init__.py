@@ -1,0 +1,35 @@
+"""Dispatcher middlewares: logging and metrics, de-duplication, allow-list, error boundary, rate limits,
+language. :func:`install` registers them in the order they must wrap each other."""
+
+from __future__ import annotations
+
+from aiogram import Dispatcher
+
+from anchorgpu.settings import Settings
+from bot.middlewares.context import AllowListMiddleware, PreferencesMiddleware
+from bot.middlewares.dedupe import DedupeMiddleware
+from bot.middlewares.dedupe_store import UpdateClaims
+from bot.middlewares.errors import ErrorBoundaryMiddleware
+from bot.middlewares.observe import ObserveMiddleware
+from bot.middlewares.ratelimit import RateLimitMiddleware, TokenBuckets
+from bot.preferences import PreferenceStore
+
+
+def install(dispatcher: Dispatcher, settings: Settings, claims: UpdateClaims,
+            preferences: PreferenceStore) -> None:
+    # Outer update middlewares run in registration order: the first one wraps all the others.
+    dispatcher.update.outer_middleware(ObserveMiddleware())
+    dispatcher.update.outer_middleware(DedupeMiddleware(claims))
+    dispatcher.update.outer_middleware(AllowListMiddleware(settings.telegram.allowed_chats))
+    dispatcher.update.outer_middleware(ErrorBoundaryMiddleware())
+    # Inner middlewares run only for updates a handler matched: group chatter costs nothing here.
+    buckets = TokenBuckets(settings.telegram.rate_limit_per_minute, settings.telegram.chat_rate_limit_per_minute)
+    prefs = PreferencesMiddleware(preferences)
+    limits = RateLimitMiddleware(buckets)
+    for observer in (dispatcher.message, dispatcher.callback_query, dispatcher.inline_query,
+                     dispatcher.edited_message):
+        observer.middleware(prefs)
+        observer.middleware(limits)
+
+
+__all__ = ["install"]

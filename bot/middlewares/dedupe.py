@@ -1,0 +1,75 @@
+"""Skip redelivered updates; release the claim when processing fails so the redelivery is handled."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiogram import BaseMiddleware
+from aiogram.types import TelegramObject, Update
+
+from bot import metrics
+from bot.middlewares.dedupe_store import UpdateClaims
+
+log = logging.getLogger(__name__)
+
+
+class DedupeMiddleware(BaseMiddleware):
+    def __init__(self, claims: UpdateClaims) -> None:
+        self.claims = claims
+        self._pending: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+                       event: TelegramObject, data: dict[str, Any]) -> Any:
+        if not isinstance(event, Update) or event.inline_query is not None:
+            # Inline queries have no side effects and expire within seconds: answering a redelivered one
+            # again is harmless, so they skip the two database writes a claim costs.
+            return await handler(event, data)
+        update_id = event.update_id
+        try:
+            claimed = await self.claims.claim(update_id)
+        except Exception:
+            # The claim store (database or Redis) is down. Dropping the update would lose it for good in
+            # polling mode; answering it risks a duplicate reply only, never a duplicate quote (stored data
+            # is exactly-once through idempotency keys). Handlers then explain what is unavailable.
+            metrics.ERRORS.labels("DedupeStoreUnavailable").inc()
+            log.warning("update %s: de-duplication store unavailable, processing it anyway", update_id,
+                        exc_info=True)
+            return await handler(event, data)
+        if not claimed:
+            metrics.DUPLICATES.inc()
+            log.info("duplicate update %s skipped", update_id)
+            return None
+        keeper = asyncio.create_task(self._keep_alive(update_id))
+        try:
+            result = await handler(event, data)
+        except BaseException:
+            keeper.cancel()
+            # Let Telegram's redelivery (webhook 5xx) or the next attempt process it again.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.claims.release(update_id))
+            raise
+        keeper.cancel()
+        # Marking done is off the reply path: the user already has the answer; until it lands, the
+        # live claim (ours) already makes a duplicate wait or skip.
+        task = asyncio.create_task(self._complete(update_id))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return result
+
+    async def _complete(self, update_id: int) -> None:
+        try:
+            await self.claims.complete(update_id)
+        except Exception:
+            log.warning("could not mark update %s done", update_id, exc_info=True)
+
+    async def _keep_alive(self, update_id: int) -> None:
+        while True:
+            await asyncio.sleep(self.claims.lease_s / 3)
+            try:
+                await self.claims.heartbeat(update_id)
+            except Exception:  # a missed heartbeat is retried; it must never kill the update
+                log.warning("heartbeat for update %s failed", update_id, exc_info=True)

@@ -1,0 +1,194 @@
+"""Update de-duplication: each ``update_id`` is processed once, even across restarts and replicas.
+
+Telegram redelivers an update when a webhook answers non-2xx or when polling restarts before confirming
+the offset; ``update_id`` is not a reliable watermark (it restarts at random after a quiet week), so we
+keep a seen-set with a TTL. A claim is a lease, not a tombstone: the owner refreshes it while it works and
+marks it done at the end; if the owner dies (SIGKILL mid-update), its lease expires and a redelivered copy
+takes over instead of being dropped. A duplicate that arrives while another process holds a live lease
+waits for the outcome rather than answering twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Protocol
+
+from sqlalchemy import BigInteger, Float, String, Table, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.orm import Mapped, mapped_column
+
+from anchorgpu.db import Base
+
+PROCESSING = "processing"
+DONE = "done"
+
+
+class UpdateClaims(Protocol):
+    lease_s: float
+
+    async def claim(self, update_id: int) -> bool:
+        """True when this process must handle the update; False for a duplicate."""
+        ...
+
+    async def heartbeat(self, update_id: int) -> None: ...
+
+    async def complete(self, update_id: int) -> None: ...
+
+    async def release(self, update_id: int) -> None:
+        """Forget a failed attempt so that Telegram's redelivery is processed."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class ProcessedUpdate(Base):
+    __tablename__ = "telegram_updates"
+
+    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    status: Mapped[str] = mapped_column(String(16))
+    owner: Mapped[str] = mapped_column(String(32))
+    claimed_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class SqlUpdateClaims:
+    # SQLAlchemy Core on short connections: this runs twice per update, and the ORM session costs more
+    # than the statement itself.
+    def __init__(self, engine: AsyncEngine, ttl_s: float, lease_s: float = 15.0,
+                 owner: str | None = None) -> None:
+        self._engine = engine
+        self._table: Table = ProcessedUpdate.__table__  # type: ignore[assignment]
+        self.ttl_s = ttl_s
+        self.lease_s = lease_s
+        self.owner = owner or uuid.uuid4().hex
+        self._claims_since_sweep = 0
+
+    async def claim(self, update_id: int) -> bool:
+        table = self._table
+        waited_from = time.monotonic()
+        while True:
+            now = time.time()
+            try:
+                async with self._engine.begin() as conn:
+                    await conn.execute(insert(table).values(update_id=update_id, status=PROCESSING,
+                                                            owner=self.owner, claimed_at=now))
+                await self._maybe_sweep()
+                return True
+            except IntegrityError:
+                pass
+            async with self._engine.connect() as conn:
+                row = (await conn.execute(select(table.c.status, table.c.owner, table.c.claimed_at)
+                                          .where(table.c.update_id == update_id))).first()
+            if row is None:
+                continue  # released between our insert and read: try again
+            status, owner, claimed_at = row
+            if status == DONE or owner == self.owner:
+                return False
+            if now - claimed_at > self.lease_s:
+                async with self._engine.begin() as conn:
+                    result = await conn.execute(
+                        update(table)
+                        .where(table.c.update_id == update_id, table.c.owner == owner,
+                               table.c.claimed_at == claimed_at, table.c.status == PROCESSING)
+                        .values(owner=self.owner, claimed_at=now))
+                if result.rowcount == 1:
+                    return True
+                continue
+            if time.monotonic() - waited_from > 3 * self.lease_s:
+                return False
+            await asyncio.sleep(min(0.5, self.lease_s / 4))
+
+    async def heartbeat(self, update_id: int) -> None:
+        table = self._table
+        async with self._engine.begin() as conn:
+            await conn.execute(update(table).where(table.c.update_id == update_id, table.c.owner == self.owner)
+                               .values(claimed_at=time.time()))
+
+    async def complete(self, update_id: int) -> None:
+        table = self._table
+        async with self._engine.begin() as conn:
+            await conn.execute(update(table).where(table.c.update_id == update_id)
+                               .values(status=DONE, claimed_at=time.time()))
+
+    async def release(self, update_id: int) -> None:
+        table = self._table
+        async with self._engine.begin() as conn:
+            await conn.execute(delete(table).where(table.c.update_id == update_id, table.c.owner == self.owner))
+
+    async def seen(self, update_id: int) -> str | None:
+        table = self._table
+        async with self._engine.connect() as conn:
+            return (await conn.execute(select(table.c.status).where(table.c.update_id == update_id))).scalar()
+
+    async def sweep(self) -> int:
+        table = self._table
+        cutoff = time.time() - self.ttl_s
+        async with self._engine.begin() as conn:
+            result = await conn.execute(delete(table).where(table.c.claimed_at < cutoff, table.c.status == DONE))
+        return int(result.rowcount or 0)
+
+    async def _maybe_sweep(self) -> None:
+        self._claims_since_sweep += 1
+        if self._claims_since_sweep >= 1000:
+            self._claims_since_sweep = 0
+            await self.sweep()
+
+    async def aclose(self) -> None:
+        return None
+
+
+class RedisUpdateClaims:
+    """The same protocol on Redis: a short lease key while processing, a done key with the TTL."""
+
+    def __init__(self, url: str, ttl_s: float, lease_s: float = 15.0, owner: str | None = None,
+                 prefix: str = "anchorgpu:update") -> None:
+        from redis.asyncio import Redis
+
+        self._redis = Redis.from_url(url)
+        self.ttl_s = ttl_s
+        self.lease_s = lease_s
+        self.owner = owner or uuid.uuid4().hex
+        self._prefix = prefix
+
+    def _keys(self, update_id: int) -> tuple[str, str]:
+        return f"{self._prefix}:{update_id}:lease", f"{self._prefix}:{update_id}:done"
+
+    async def claim(self, update_id: int) -> bool:
+        lease_key, done_key = self._keys(update_id)
+        waited_from = time.monotonic()
+        while True:
+            if await self._redis.exists(done_key):
+                return False
+            if await self._redis.set(lease_key, self.owner, nx=True, px=int(self.lease_s * 1000)):
+                # The owner may have finished between our done check and our SET (complete() writes done and
+                # drops the lease atomically): re-check, or a redelivery racing the original answers twice.
+                if await self._redis.exists(done_key):
+                    await self._redis.delete(lease_key)
+                    return False
+                return True
+            holder = await self._redis.get(lease_key)
+            if holder is not None and (holder if isinstance(holder, str) else holder.decode()) == self.owner:
+                return False
+            if time.monotonic() - waited_from > 3 * self.lease_s:
+                return False
+            await asyncio.sleep(min(0.5, self.lease_s / 4))
+
+    async def heartbeat(self, update_id: int) -> None:
+        lease_key, _ = self._keys(update_id)
+        await self._redis.pexpire(lease_key, int(self.lease_s * 1000))
+
+    async def complete(self, update_id: int) -> None:
+        lease_key, done_key = self._keys(update_id)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.set(done_key, self.owner, ex=int(self.ttl_s))
+            pipe.delete(lease_key)
+            await pipe.execute()
+
+    async def release(self, update_id: int) -> None:
+        lease_key, _ = self._keys(update_id)
+        await self._redis.delete(lease_key)
+
+    async def aclose(self) -> None:
+        await self._redis.aclose()

@@ -1,0 +1,134 @@
+"""Questions: ``/ask …`` anywhere, any plain text in private chats, and addressed messages in groups.
+
+The answer streams through :class:`bot.streaming.AnswerStream`; the final text is rendered as escaped
+HTML with its sources and split under Telegram's limit. Context is kept per (chat, forum topic).
+In private chats a VRAM question ("влезет ли mixtral в две A100?") goes to the fit engine instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiogram import Bot, F, Router
+from aiogram.enums import ChatType
+from aiogram.filters import Command, CommandObject
+from aiogram.types import Message
+
+from anchorgpu.texts import Lang, t
+from bot import metrics
+from bot.filters import AddressedQuestion, thread_of
+from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
+from bot.rendering import escape, render_answer
+from bot.streaming import AnswerStream, ChatPacer, Target, reply_html, send_html
+
+log = logging.getLogger(__name__)
+router = Router(name=__name__)
+
+MAX_QUESTION_CHARS = 2000
+# A fit-style question in plain chat is handed to the fit engine by this hook (set by bot.routers).
+FitHandler = Callable[[Message, str, Lang], Awaitable[bool]]
+fit_question_handler: FitHandler | None = None
+
+
+def _conversation_key(chat_id: int, thread_id: int | None) -> str:
+    try:
+        from rag.conversation import conversation_key
+    except ImportError:  # pragma: no cover - the answerer ships it
+        return f"{chat_id}:{thread_id}" if thread_id else str(chat_id)
+    return conversation_key(chat_id, thread_id)
+
+
+@router.message(Command("ask"))
+async def on_ask(message: Message, command: CommandObject, bot: Bot, services: Any, pacer: ChatPacer,
+                 lang: Lang, lang_explicit: bool, answer_length: AnswerLength) -> None:
+    question = (command.args or "").strip()
+    replied = message.reply_to_message
+    if not question and replied is not None and (replied.text or replied.caption):
+        question = (replied.text or replied.caption or "").strip()  # "/ask" in reply to a question
+    if not question:
+        await reply_html(message, escape(t("ask_usage", lang)))
+        return
+    await answer_question(message, question, bot=bot, services=services, pacer=pacer, lang=lang,
+                          lang_explicit=lang_explicit, answer_length=answer_length)
+
+
+@router.message(F.text, AddressedQuestion())
+async def on_question(message: Message, question: str, bot: Bot, services: Any, pacer: ChatPacer, lang: Lang,
+                      lang_explicit: bool, answer_length: AnswerLength) -> None:
+    if not question:
+        await reply_html(message, escape(t("ask_usage", lang)))
+        return
+    is_private = message.chat.type == ChatType.PRIVATE
+    if is_private and fit_question_handler is not None and await fit_question_handler(message, question, lang):
+        return
+    await answer_question(message, question, bot=bot, services=services, pacer=pacer, lang=lang,
+                          lang_explicit=lang_explicit, answer_length=answer_length)
+
+
+def _answer_kwargs(answerer: Any, user_id: int | None, lang: Lang | None,
+                   answer_length: AnswerLength) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"user_key": str(user_id) if user_id is not None else None, "lang": lang}
+    parameters = inspect.signature(answerer.answer).parameters
+    params = getattr(answerer, "params", None)
+    if "max_tokens" in parameters and params is not None:
+        kwargs["max_tokens"] = max(32, int(params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
+    return kwargs
+
+
+async def answer_question(message: Message, question: str, *, bot: Bot, services: Any, pacer: ChatPacer,
+                          lang: Lang, lang_explicit: bool = False,
+                          answer_length: AnswerLength = "normal") -> None:
+    is_private = message.chat.type == ChatType.PRIVATE
+    thread_id = thread_of(message)
+    target = Target(chat_id=message.chat.id, thread_id=thread_id,
+                    reply_to_message_id=None if is_private else message.message_id, is_private=is_private)
+    if len(question) > MAX_QUESTION_CHARS:
+        await send_html(bot, target, escape(t("question_too_long", lang, length=len(question),
+                                              limit=MAX_QUESTION_CHARS)))
+        return
+    answerer = getattr(services, "answerer", None)
+    if answerer is None:
+        await send_html(bot, target, escape(t("answers_unavailable", lang)))
+        return
+    from rag.answer import Delta, Done, Queued
+
+    user_id = message.from_user.id if message.from_user else None
+    kwargs = _answer_kwargs(answerer, user_id, lang if lang_explicit else None, answer_length)
+    final = None
+    first_delta_at: float | None = None
+    generation_s = 0.0
+    async with AnswerStream(bot, target, lang, pacer) as stream:
+        events = answerer.answer(question, _conversation_key(message.chat.id, thread_id), **kwargs)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if isinstance(event, Queued):
+                    stream.queued(event.position)
+                elif isinstance(event, Delta):
+                    first_delta_at = first_delta_at or time.monotonic()
+                    stream.delta(event.text)
+                elif isinstance(event, Done):
+                    final = event.answer
+                    generation_s = time.monotonic() - first_delta_at if first_delta_at else 0.0
+        if final is None:  # the answerer promises a Done; never leave the user with nothing
+            await stream.finish(escape(t("answer_empty", lang)))
+            return
+        ui_lang: Lang = final.lang if final.lang in ("ru", "en") else lang
+        body = render_answer(final.text, final.sources, ui_lang)
+        if final.status == "cancelled" and final.notice and final.notice not in final.text:
+            body += f"\n\n<i>{escape(final.notice)}</i>"
+        await stream.finish(body)
+    _observe(final, generation_s)
+
+
+def _observe(answer: Any, generation_s: float) -> None:
+    if answer.ttft_s:
+        metrics.ANSWER_TTFT.observe(answer.ttft_s)
+    if answer.tokens:
+        metrics.TOKENS.inc(answer.tokens)
+        if generation_s > 0:
+            metrics.TOKENS_PER_SECOND.set(answer.tokens / generation_s)

@@ -1,0 +1,167 @@
+"""/fit: will a model fit in VRAM — a readable breakdown, a chart, and a "quote it" button.
+
+* ``/fit llama-3.1-70b q4_k_m 2xH100 ctx=32k`` anywhere; plain VRAM questions in private chats
+  ("влезет ли mixtral в две A100?") arrive through ``ask.fit_question_handler`` (set below).
+* a ``config.json`` or the head of a ``.gguf`` file sent as a document (captioned ``/fit …`` in groups)
+  describes any other model.
+* the button carries ``quote:{gpu_id}:{count}``, handled by the /quote router.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import re
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from aiogram import Bot, F, Router
+from aiogram.enums import ChatType
+from aiogram.filters import Command, CommandObject
+from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboardMarkup, Message
+
+from anchorgpu.texts import Lang, t
+from bot.rendering import escape
+from bot.routers import ask
+from bot.streaming import reply_html
+from gpu.fit.chart import render_chart
+from gpu.fit.engine import FitResult
+from gpu.fit.models import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
+from gpu.fit.request import FitInputError
+from gpu.fit.service import FitService, render, render_error
+
+log = logging.getLogger(__name__)
+router = Router(name=__name__)
+
+MAX_UPLOAD_BYTES = 20 * 2**20  # the Bot API's download limit
+FIT_QUESTION = re.compile(r"\b(влез\w*|помест\w*|войд[её]т|хватит|fits?|vram)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4)
+def _service_for(data_dir: Path) -> FitService:
+    return FitService.from_data_dir(data_dir)
+
+
+def fit_service(services: Any) -> FitService:
+    service = getattr(services, "fit", None)
+    if isinstance(service, FitService):
+        return service
+    settings = getattr(services, "settings", None)
+    if settings is None:
+        from anchorgpu.settings import get_settings
+
+        settings = get_settings()
+    return _service_for(settings.data.data_dir)
+
+
+def quote_buttons(result: FitResult, lang: Lang) -> InlineKeyboardMarkup | None:
+    configs: list[tuple[str, int]] = []
+    if result.fits and result.gpu_was_given:
+        configs.append((result.gpu.id, result.request.gpu_count))
+    if result.cheapest:
+        configs.append((result.cheapest[0].gpu_id, result.cheapest[0].count))
+    rows = []
+    for gpu_id, count in dict.fromkeys(configs):
+        data = f"quote:{gpu_id}:{count}"
+        if len(data.encode()) <= 64:
+            rows.append([InlineKeyboardButton(text=t("fit_button_quote", lang, count=count, gpu=gpu_id),
+                                              callback_data=data)])
+    return InlineKeyboardMarkup(inline_keyboard=rows) if rows else None
+
+
+async def send_fit(message: Message, bot: Bot, service: FitService, text: str, lang: Lang,
+                   model: ModelSpec | None = None) -> None:
+    try:
+        result = service.fit(text, model=model)
+    except FitInputError as exc:
+        usage = escape(t("fit_usage", lang))
+        await reply_html(message, render_error(exc, lang, as_html=True) + "\n\n" + usage)
+        return
+    await reply_html(message, render(result, lang, as_html=True, currency=service.currency),
+                     reply_markup=quote_buttons(result, lang))
+    try:
+        png = await asyncio.to_thread(render_chart, result)
+        thread = message.message_thread_id if message.is_topic_message else None
+        await bot.send_photo(message.chat.id, BufferedInputFile(png, filename="fit.png"),
+                             caption=escape(t("fit_chart_caption", lang, model=result.request.model.name)),
+                             message_thread_id=thread)
+    except Exception:  # the text answer already went out; a chart failure must not hide it
+        log.exception("fit chart failed")
+
+
+@router.message(Command("fit"))
+async def on_fit(message: Message, command: CommandObject, bot: Bot, lang: Lang,
+                 services: Any = None) -> None:
+    if _is_model_file(message):  # "/fit …" as the caption of an uploaded config.json / .gguf
+        await on_model_file(message, bot, lang, services)
+        return
+    text = (command.args or "").strip()
+    if not text:
+        await reply_html(message, escape(t("fit_usage", lang)))
+        return
+    await send_fit(message, bot, fit_service(services), text, lang)
+
+
+def _is_model_file(message: Message) -> bool:
+    document = message.document
+    if document is None or not document.file_name:
+        return False
+    name = document.file_name.lower()
+    caption = (message.caption or "").strip().lower()
+    addressed = message.chat.type == ChatType.PRIVATE or caption.startswith("/fit")
+    return addressed and (name.endswith(".json") or name.endswith(".gguf"))
+
+
+@router.message(F.document, _is_model_file)
+async def on_model_file(message: Message, bot: Bot, lang: Lang, services: Any = None) -> None:
+    document = message.document
+    assert document is not None and document.file_name is not None
+    if document.file_size and document.file_size > MAX_UPLOAD_BYTES:
+        await reply_html(message, escape(t("fit_file_too_big", lang, size=document.file_size // 2**20,
+                                           limit=MAX_UPLOAD_BYTES // 2**20)))
+        return
+    caption = re.sub(r"^/fit(@\w+)?", "", (message.caption or "").strip()).strip()
+    buffer = io.BytesIO()
+    try:
+        await bot.download(document, destination=buffer)
+        raw = buffer.getvalue()
+        if document.file_name.lower().endswith(".gguf"):
+            model = await asyncio.to_thread(_gguf_from_bytes, raw, document.file_name)
+        else:
+            model = model_from_hf_config(raw, document.file_name)
+    except ModelInputError as exc:
+        await reply_html(message, render_error(FitInputError(str(exc)), lang, as_html=True))
+        return
+    except Exception:
+        log.exception("could not download %s", document.file_name)
+        await reply_html(message, escape(t("fit_error", lang, error=document.file_name)))
+        return
+    await send_fit(message, bot, fit_service(services), caption, lang, model=model)
+
+
+def _gguf_from_bytes(raw: bytes, name: str) -> ModelSpec:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / Path(name).name
+        path.write_bytes(raw)
+        return model_from_gguf(path)
+
+
+async def fit_question(message: Message, question: str, lang: Lang) -> bool:
+    """Plain-chat hook: answer VRAM questions that name a known model; anything else stays a question."""
+    if not FIT_QUESTION.search(question):
+        return False
+    service = fit_service(None)
+    try:
+        service.parser.parse(question)
+    except FitInputError:
+        return False
+    if message.bot is None:
+        return False
+    await send_fit(message, message.bot, service, question, lang)
+    return True
+
+
+ask.fit_question_handler = fit_question

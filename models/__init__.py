@@ -1,0 +1,52 @@
+"""LLM runtime: one async streaming interface over llama.cpp in-process or an OpenAI-compatible server.
+
+* :mod:`models.base` — the interface (:class:`LLMBackend`, chunks, errors);
+* :mod:`models.llama_backend` — llama-cpp-python in the process (GPU offload with ``n_gpu_layers``);
+* :mod:`models.http_backend` — ``/v1/chat/completions`` streaming over HTTP (``LLM_BASE_URL``);
+* :mod:`models.queue` — the bounded, fair request queue in front of either.
+"""
+
+from __future__ import annotations
+
+from anchorgpu.settings import LLMSettings
+from models.base import (
+    ChatMessage,
+    Finished,
+    GenerationError,
+    GenerationParams,
+    LLMBackend,
+    LLMUnavailableError,
+    StreamChunk,
+    TextDelta,
+)
+from models.queue import QueueFullError, RequestCancelledError, RequestQueue, Ticket
+
+__all__ = [
+    "ChatMessage",
+    "Finished",
+    "GenerationError",
+    "GenerationParams",
+    "LLMBackend",
+    "LLMUnavailableError",
+    "QueueFullError",
+    "RequestCancelledError",
+    "RequestQueue",
+    "StreamChunk",
+    "TextDelta",
+    "Ticket",
+    "build_backend",
+]
+
+
+def build_backend(settings: LLMSettings) -> LLMBackend:
+    """The HTTP backend when ``LLM_BASE_URL`` is set, otherwise llama.cpp in this process (not loaded yet)."""
+    if settings.base_url:
+        from models.http_backend import OpenAIHTTPBackend
+
+        api_key = settings.api_key.get_secret_value() if settings.api_key else None
+        return OpenAIHTTPBackend(settings.base_url, model=settings.remote_model, api_key=api_key,
+                                 timeout_s=settings.request_timeout_s)
+    from models.llama_backend import LlamaCppBackend
+
+    return LlamaCppBackend(settings.model_path, n_gpu_layers=settings.n_gpu_layers, n_ctx=settings.n_ctx,
+                           n_batch=settings.n_batch, threads=settings.threads)

@@ -1,0 +1,203 @@
+"""In-process llama.cpp backend (llama-cpp-python).
+
+The chat template comes from the GGUF metadata (``chat_format=None`` makes llama-cpp-python render the
+model's own Jinja template). Generation is blocking, so it runs on one dedicated worker thread; each
+token is handed to the event loop with ``loop.call_soon_threadsafe``. A ``threading.Event`` checked
+between tokens stops the generation when the caller cancels.
+
+llama-cpp-python keeps the KV cache of the previous prompt and reuses its longest common prefix, which
+is why prompts put their static instructions first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncGenerator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from models.base import (
+    ChatMessage,
+    Finished,
+    GenerationError,
+    GenerationParams,
+    LLMUnavailableError,
+    StreamChunk,
+    TextDelta,
+    estimate_tokens,
+)
+
+log = logging.getLogger(__name__)
+
+GGUF_MAGIC = b"GGUF"
+_END = object()
+
+
+def check_gguf_file(path: Path) -> None:
+    """Fail early, with a readable reason, on a missing or obviously corrupt model file."""
+    if not path.exists():
+        raise LLMUnavailableError(f"model file not found: {path}")
+    if not path.is_file():
+        raise LLMUnavailableError(f"model path is not a file: {path}")
+    with path.open("rb") as fh:
+        magic = fh.read(4)
+    if magic != GGUF_MAGIC:
+        raise LLMUnavailableError(f"not a GGUF model file (bad header): {path}")
+
+
+class LlamaCppBackend:
+    def __init__(self, model_path: Path, *, n_gpu_layers: int = 0, n_ctx: int = 4096, n_batch: int = 512,
+                 threads: int | None = None, chat_format: str | None = None, seed: int = 0) -> None:
+        self.model_path = Path(model_path)
+        self.n_gpu_layers = n_gpu_layers
+        self.n_ctx = n_ctx
+        self.n_batch = n_batch
+        self.threads = threads
+        self.chat_format = chat_format
+        self.seed = seed
+        self._llm: Any = None
+        # One context, one thread: llama_cpp.Llama is not safe for concurrent calls.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
+        self._lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return self.model_path.name
+
+    @property
+    def parallel(self) -> int:
+        return 1
+
+    @property
+    def llama(self) -> Any:
+        """The loaded ``llama_cpp.Llama`` (benchmarks compare against it directly)."""
+        if self._llm is None:
+            raise LLMUnavailableError("model is not loaded")
+        return self._llm
+
+    def _load_sync(self) -> Any:
+        import llama_cpp  # heavy native import, only when a model is actually loaded
+
+        kwargs: dict[str, Any] = {
+            "model_path": str(self.model_path),
+            "n_gpu_layers": self.n_gpu_layers,
+            "n_ctx": self.n_ctx,
+            "n_batch": self.n_batch,
+            "chat_format": self.chat_format,
+            "seed": self.seed,
+            "verbose": False,
+        }
+        if self.threads:
+            kwargs["n_threads"] = self.threads
+            kwargs["n_threads_batch"] = self.threads
+        return llama_cpp.Llama(**kwargs)
+
+    async def load(self) -> None:
+        if self._llm is not None:
+            return
+        check_gguf_file(self.model_path)
+        loop = asyncio.get_running_loop()
+        try:
+            self._llm = await loop.run_in_executor(self._executor, self._load_sync)
+        except Exception as exc:  # llama.cpp reports every load failure as a plain exception
+            raise LLMUnavailableError(f"cannot load {self.model_path.name}: {exc}") from exc
+        log.info("loaded %s (n_ctx=%d, n_gpu_layers=%d)", self.model_path.name, self.n_ctx,
+                 self.n_gpu_layers)
+
+    def count_tokens(self, text: str) -> int:
+        if self._llm is None or not text:
+            return estimate_tokens(text)
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def reset_cache(self) -> None:
+        """Forget the cached prompt prefix (benchmarks use it to measure a cold start)."""
+        with self._lock:
+            if self._llm is not None:
+                self._llm.reset()  # n_tokens = 0: the next prompt is evaluated from scratch
+
+    def _generate(self, messages: list[ChatMessage], params: GenerationParams, stop_flag: threading.Event,
+                  emit: Any) -> None:
+        llm = self.llama
+        with self._lock:
+            completion_text: list[str] = []
+            reason = "stop"
+            stream = llm.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in messages],
+                stream=True,
+                max_tokens=params.max_tokens,
+                temperature=params.temperature,
+                stop=list(params.stop) or None,
+            )
+            try:
+                for chunk in stream:
+                    if stop_flag.is_set():
+                        reason = "cancelled"
+                        break
+                    choice = chunk["choices"][0]
+                    text = choice.get("delta", {}).get("content")
+                    if text:
+                        completion_text.append(text)
+                        emit(TextDelta(text))
+                    if choice.get("finish_reason"):
+                        reason = choice["finish_reason"]
+            finally:
+                with contextlib.suppress(Exception):
+                    stream.close()
+            full = "".join(completion_text)
+            completion_tokens = self.count_tokens(full) if full else 0
+            prompt_tokens = max(0, int(llm.n_tokens) - completion_tokens)
+            emit(Finished(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                          finish_reason=reason))
+
+    async def stream(self, messages: list[ChatMessage], params: GenerationParams,
+                     cancel: asyncio.Event | None = None) -> AsyncGenerator[StreamChunk, None]:
+        self.llama  # raises LLMUnavailableError before any thread is started  # noqa: B018
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        stop_flag = threading.Event()
+
+        def emit(item: object) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        def work() -> None:
+            try:
+                self._generate(messages, params, stop_flag, emit)
+            except BaseException as exc:  # handed to the consumer, raised there
+                emit(exc)
+            finally:
+                emit(_END)
+
+        watcher: asyncio.Task[None] | None = None
+        if cancel is not None:
+            async def watch() -> None:
+                await cancel.wait()
+                stop_flag.set()
+
+            watcher = asyncio.create_task(watch())
+        worker = loop.run_in_executor(self._executor, work)
+        try:
+            while True:
+                item = await queue.get()
+                if item is _END:
+                    break
+                if isinstance(item, BaseException):
+                    raise GenerationError(f"generation failed: {item}") from item
+                assert isinstance(item, TextDelta | Finished)
+                yield item
+        finally:
+            # Stop the worker and wait for it, so the next request never overlaps this one.
+            stop_flag.set()
+            if watcher is not None:
+                watcher.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.shield(worker)
+
+    async def aclose(self) -> None:
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            await asyncio.get_running_loop().run_in_executor(self._executor, llm.close)
+        self._executor.shutdown(wait=False)

@@ -1,0 +1,91 @@
+"""The /quote flow's FSM storage: the database one (SQLite, PostgreSQL) and Redis when configured.
+
+A new storage object on the same database stands for a restarted bot: the step and the data must be back.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiogram.fsm.storage.base import StorageKey
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from anchorgpu.db import create_engine
+from anchorgpu.settings import DBSettings, Settings
+from bot.fsm_storage import SqlAlchemyStorage, build_fsm_storage
+from bot.routers.quote import QuoteFlow
+
+PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    if request.param == "sqlite":
+        sqlite = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'fsm.db'}")
+        yield sqlite
+        await sqlite.dispose()
+        return
+    base = create_engine(PG_URL)
+    schema = f"t_fsm_{uuid.uuid4().hex[:12]}"
+    async with base.begin() as conn:
+        await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield base.execution_options(schema_translate_map={None: schema})
+    finally:
+        async with base.begin() as conn:
+            await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        await base.dispose()
+
+
+def key(chat: int = 5, user: int = 7) -> StorageKey:
+    return StorageKey(bot_id=42, chat_id=chat, user_id=user)
+
+
+async def test_state_and_data_survive_a_new_storage(engine: AsyncEngine) -> None:
+    first = SqlAlchemyStorage(engine)
+    assert await first.get_state(key()) is None and await first.get_data(key()) == {}
+    await first.set_state(key(), QuoteFlow.count)
+    await first.set_data(key(), {"msg_id": 1003, "gpu": "h100-sxm"})
+    await first.update_data(key(), {"count": 8})
+    await first.set_state(key(chat=6), QuoteFlow.gpu)  # another chat is another conversation
+
+    restarted = SqlAlchemyStorage(engine)
+    assert await restarted.get_state(key()) == QuoteFlow.count.state
+    assert await restarted.get_data(key()) == {"msg_id": 1003, "gpu": "h100-sxm", "count": 8}
+    assert await restarted.get_state(key(chat=6)) == QuoteFlow.gpu.state
+    await restarted.set_state(key(), None)
+    await restarted.set_data(key(), {})
+    assert await restarted.get_state(key()) is None and await restarted.get_data(key()) == {}
+
+
+def test_the_database_is_the_default_storage(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+    settings = Settings(db=DBSettings(url=f"sqlite:///{tmp_path / 'x.db'}", redis_url=None))
+    assert isinstance(build_fsm_storage(settings, engine), SqlAlchemyStorage)
+
+
+@pytest.mark.redis
+async def test_redis_storage_when_a_redis_url_is_set(tmp_path: Path) -> None:
+    from aiogram.fsm.storage.redis import RedisStorage
+
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+    settings = Settings(db=DBSettings(url=f"sqlite:///{tmp_path / 'x.db'}", redis_url=REDIS_URL))
+    storage = build_fsm_storage(settings, engine)
+    assert isinstance(storage, RedisStorage)
+    unique = key(chat=int(uuid.uuid4().int % 10**9), user=1)
+    try:
+        await storage.set_state(unique, QuoteFlow.duration)
+        await storage.set_data(unique, {"gpu": "h200", "count": 4})
+        again = build_fsm_storage(settings, engine)
+        assert await again.get_state(unique) == QuoteFlow.duration.state
+        assert await again.get_data(unique) == {"gpu": "h200", "count": 4}
+        await again.close()
+    finally:
+        await storage.set_state(unique, None)
+        await storage.set_data(unique, {})
+        await storage.close()

@@ -1,0 +1,225 @@
+"""Grounded answering end to end on the real small model and a real (lexical) retriever."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncGenerator, AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from anchorgpu.settings import DataSettings, LLMSettings, Settings
+from models.base import ChatMessage, GenerationParams, StreamChunk
+from models.llama_backend import LlamaCppBackend
+from models.queue import RequestQueue
+from rag.answer import Answer, Answerer, AnswerEvent, Delta, Done, Queued, build_answerer
+from rag.glossary import GlossaryEntry
+from rag.prompt import Turn
+from rag.retriever import HybridRetriever
+from tests.conftest import SMALL_MODEL
+
+
+def entry(id_: str, term: str, definition: str, *aliases: str) -> GlossaryEntry:
+    return GlossaryEntry(id=id_, term=term, aliases=aliases, definition=definition, source=f"{id_}.txt",
+                         category="test", concept=id_)
+
+
+ENTRIES = [
+    entry("h100", "NVIDIA H100", "Datacenter GPU by NVIDIA on the Hopper architecture with 80 GB of HBM3 "
+          "memory.", "H100"),
+    entry("pa", "PagedAttention", "A vLLM algorithm that stores the KV cache in non-contiguous memory blocks "
+          "to reduce fragmentation."),
+    entry("nvlink", "NVLink", "NVIDIA's high-speed GPU-to-GPU interconnect with up to 900 GB/s of bandwidth."),
+]
+
+
+class CountingBackend(LlamaCppBackend):
+    """The real small model, counting how often it is asked to generate."""
+
+    calls = 0
+
+    def stream(self, messages: list[ChatMessage], params: GenerationParams,
+               cancel: asyncio.Event | None = None) -> AsyncGenerator[StreamChunk, None]:
+        self.calls += 1
+        return super().stream(messages, params, cancel)
+
+
+@pytest.fixture(scope="module")
+async def backend() -> AsyncIterator[CountingBackend]:
+    llm = CountingBackend(SMALL_MODEL, n_ctx=2048, threads=2)
+    await llm.load()
+    yield llm
+    await llm.aclose()
+
+
+@pytest.fixture(scope="module")
+def retriever() -> HybridRetriever:
+    return HybridRetriever(ENTRIES, None, None)  # names + BM25; the dense part is another test's business
+
+
+def make_answerer(retriever: HybridRetriever, backend: LlamaCppBackend | None, **kwargs: object) -> Answerer:
+    # a generous timeout: on a loaded CI box a timeout would turn the answer into a fallback
+    options: dict[str, object] = {"max_tokens": 24, "temperature": 0.0, "timeout_s": 400.0}
+    options.update(kwargs)
+    return Answerer(retriever, backend, **options)  # type: ignore[arg-type]
+
+
+async def collect(answerer: Answerer, question: str, key: str | None = "chat:1") -> list[AnswerEvent]:
+    async with contextlib.aclosing(answerer.answer(question, key)) as events:
+        return [event async for event in events]
+
+
+def final(events: list[AnswerEvent]) -> Answer:
+    done = [e for e in events if isinstance(e, Done)]
+    assert len(done) == 1 and events[-1] is done[0], "exactly one Done, and it comes last"
+    return done[0].answer
+
+
+def assert_citations_within(answer: Answer, context: int) -> None:
+    for number in re.findall(r"\[(\d+)\]", answer.text):
+        assert 1 <= int(number) <= max(context, len(answer.sources))
+
+
+async def test_out_of_scope_is_refused_without_touching_the_model(
+        retriever: HybridRetriever, backend: CountingBackend) -> None:
+    before = backend.calls
+    answer = final(await collect(make_answerer(retriever, backend), "какая погода в Москве завтра?"))
+    assert answer.status == "out_of_scope" and not answer.grounded
+    assert answer.sources == [] and answer.tokens == 0
+    assert "глоссари" in answer.text  # refused in the question's language
+    assert backend.calls == before
+
+
+async def test_in_scope_answer_streams_and_is_grounded_or_falls_back(
+        retriever: HybridRetriever, backend: CountingBackend) -> None:
+    events = await collect(make_answerer(retriever, backend), "What is PagedAttention?")
+    answer = final(events)
+    deltas = [e for e in events if isinstance(e, Delta)]
+    assert deltas, "the answer streams as it is generated"
+    assert answer.tokens > 0 and answer.ttft_s > 0
+    assert answer.model == SMALL_MODEL.name
+    assert_citations_within(answer, len(ENTRIES))
+    if answer.status == "answered":
+        assert answer.grounded and answer.sources
+        assert {s.id for s in answer.sources} <= {e.id for e in ENTRIES}
+    else:  # the small model cited nothing usable: the definitions verbatim, not grounded
+        assert answer.status == "fallback" and not answer.grounded
+        assert ENTRIES[1].definition in answer.text
+    assert answer.to_json().keys() == {"answer", "grounded", "sources", "model", "ttft_s", "tokens"}
+    assert answer.to_json()["sources"][0].keys() == {"id", "term", "definition", "source"}
+
+
+@pytest.mark.parametrize("problem", ["missing", "corrupt"])
+async def test_bad_model_file_gives_retrieval_only_answers(
+        retriever: HybridRetriever, tmp_path: Path, problem: str) -> None:
+    path = tmp_path / "model.gguf"
+    if problem == "corrupt":
+        path.write_bytes(b"GGUF" + b"\x00" * 4096)  # right magic, garbage after it
+    settings = Settings(llm=LLMSettings(model_path=path), data=DataSettings(state_dir=tmp_path))
+    answerer = await build_answerer(settings, retriever)
+    assert answerer.backend is None and answerer.unavailable_reason
+    answer = final(await collect(answerer, "что такое NVLink?"))
+    assert answer.status == "unavailable" and not answer.grounded
+    assert "недоступна" in answer.text and ENTRIES[2].definition in answer.text
+    assert answer.sources[0].id == "nvlink" and answer.model == "none"
+    await answerer.aclose()
+
+
+async def test_full_queue_answers_busy_at_once(retriever: HybridRetriever, backend: CountingBackend) -> None:
+    queue = RequestQueue(max_waiting=1, parallel=1, initial_service_s=12.0)
+    answerer = make_answerer(retriever, backend, queue=queue)
+    holder = queue.enqueue("someone")  # a request generating
+    queue.enqueue("another")  # and one waiting: the queue is full
+    before = backend.calls
+    answer = final(await collect(answerer, "What is NVLink?"))
+    assert answer.status == "busy" and answer.retry_after_s == 12
+    assert "try again in 12 s" in answer.text and ENTRIES[2].definition in answer.text
+    assert backend.calls == before
+    holder.release()
+
+
+async def test_queue_position_then_cancel_stops_the_answer(
+        retriever: HybridRetriever, backend: CountingBackend) -> None:
+    answerer = make_answerer(retriever, backend, max_tokens=200)
+    blocker = answerer.queue.enqueue("other-user")
+    events: list[AnswerEvent] = []
+
+    async def consume() -> None:
+        async with contextlib.aclosing(answerer.answer("What is NVLink?", "chat:9", user_key="u9")) as stream:
+            async for event in stream:
+                events.append(event)
+                if isinstance(event, Delta) and len(events) == 3:
+                    assert answerer.cancel("u9") == 1  # /stop from that user
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.3)
+    assert events and isinstance(events[0], Queued) and events[0].position == 1
+    blocker.release()
+    await asyncio.wait_for(task, 60)
+    answer = final(events)
+    assert answer.status == "cancelled" and not answer.grounded
+    assert answer.tokens < 20
+
+
+async def test_timeout_falls_back_to_definitions(retriever: HybridRetriever, backend: CountingBackend) -> None:
+    answerer = make_answerer(retriever, backend, timeout_s=0.05, max_tokens=200)
+    answer = final(await collect(answerer, "What is NVLink?"))
+    assert answer.status == "timeout" and not answer.grounded
+    assert ENTRIES[2].definition in answer.text
+    assert answerer.queue.running == 0  # the slot was given back
+
+
+async def test_follow_up_retrieves_with_the_previous_question(retriever: HybridRetriever) -> None:
+    answerer = make_answerer(retriever, None)
+    history = [Turn("user", "что такое H100?"), Turn("assistant", "Это GPU NVIDIA [1].")]
+    assert await answerer.retrieve("а сколько у неё памяти?", []) is None  # alone it is out of scope
+    entries = await answerer.retrieve("а сколько у неё памяти?", history)
+    assert entries is not None and entries[0].id == "h100"
+    # an unrelated question after it is not dragged into scope by the history
+    assert await answerer.retrieve("какая погода в Москве?", history) is None
+
+
+async def test_answer_budget_can_be_lowered_per_request(
+        retriever: HybridRetriever, backend: CountingBackend) -> None:
+    answerer = make_answerer(retriever, backend, max_tokens=200)
+    events = [e async for e in answerer.answer("What is NVLink?", None, max_tokens=3)]
+    answer = final(events)
+    assert 1 <= answer.tokens <= 3
+
+
+async def test_console_chat_streams_the_answer_then_the_sources(
+        retriever: HybridRetriever, backend: CountingBackend) -> None:
+    import io
+
+    from anchorgpu.console import ConsoleChat
+    from anchorgpu.services import Services
+
+    services = Services(settings=Settings(), answerer=make_answerer(retriever, backend))
+    out = io.StringIO()
+    chat = ConsoleChat(services, lang="en", out=out)
+    await chat.handle("What is NVLink?")
+    printed = out.getvalue()
+    assert "Sources:" in printed and "NVLink — nvlink.txt (nvlink)" in printed
+    await chat.handle("/ask")
+    assert "Usage: /ask QUESTION" in out.getvalue()
+
+
+async def test_follow_up_uses_the_stored_conversation_of_that_thread(
+        retriever: HybridRetriever, tmp_path: Path) -> None:
+    from anchorgpu.db import create_engine
+    from rag.conversation import SQLConversationStore
+
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'c.db'}")
+    store = SQLConversationStore(engine, max_tokens=500)
+    await store.create_table()
+    answerer = Answerer(retriever, None, conversations=store)  # retrieval-only keeps this test model-free
+    first = final(await collect(answerer, "что такое H100?", key="-100:7"))
+    assert first.sources[0].id == "h100"
+    follow_up = final(await collect(answerer, "а сколько у неё памяти?", key="-100:7"))
+    assert follow_up.status == "unavailable" and follow_up.sources[0].id == "h100"
+    # another thread of the same group has no such history: the bare follow-up is out of scope there
+    other = final(await collect(answerer, "а сколько у неё памяти?", key="-100:8"))
+    assert other.status == "out_of_scope"
+    await engine.dispose()
