@@ -5,15 +5,12 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-QUERY_CACHE_SIZE = 1024
 
 
 class EmbedderError(RuntimeError):
@@ -63,8 +60,6 @@ class Embedder:
         torch.set_num_threads(1)  # steadier latency on 2 shared cores than two contending threads
         self.dimension = int(self._model.get_embedding_dimension() or 0)
         self._lock = threading.Lock()  # torch modules are not re-entrant across threads
-        # Inline queries and popular questions repeat; a forward pass is the slowest step of a search.
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
     def identity(self) -> str:
@@ -80,18 +75,9 @@ class Embedder:
 
     def encode_query(self, query: str) -> np.ndarray:
         with self._lock:
-            cached = self._query_cache.get(query)
-            if cached is not None:
-                self._query_cache.move_to_end(query)
-                return cached
             vector = self._model.encode([self.query_prompt + query], normalize_embeddings=True,
                                         convert_to_numpy=True, show_progress_bar=False)
-            result = np.asarray(vector[0], dtype=np.float32)
-            result.flags.writeable = False  # shared between callers through the cache
-            self._query_cache[query] = result
-            if len(self._query_cache) > QUERY_CACHE_SIZE:
-                self._query_cache.popitem(last=False)
-        return result
+        return np.asarray(vector[0], dtype=np.float32)
 
 
 @lru_cache(maxsize=4)
