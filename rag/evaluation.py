@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from anchorgpu.stats import percentile
 from rag.gate import GateEvidence, GateThresholds
 from rag.retriever import METHODS, HybridRetriever
 
@@ -38,14 +39,6 @@ def load_eval_set(path: Path = EVAL_FILE) -> EvalSet:
         for q in document["in_scope"]
     ]
     return EvalSet(questions, [str(q) for q in document["out_of_scope"]])
-
-
-def _percentile(values: Sequence[float], pct: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
-    return ordered[index]
 
 
 @dataclass
@@ -104,6 +97,6 @@ def evaluate(retriever: HybridRetriever, eval_set: EvalSet, methods: Sequence[st
     return MethodReport(
         hit_at_1=hits1 / n, hit_at_3=hits3 / n, mrr=statistics.fmean(reciprocal) if reciprocal else 0.0,
         oos_accuracy=oos_correct / max(1, len(eval_set.out_of_scope)), in_scope_rejected=rejected / n,
-        p50_ms=_percentile(latencies, 50), p95_ms=_percentile(latencies, 95), misses=misses,
+        p50_ms=percentile(latencies, 50), p95_ms=percentile(latencies, 95), misses=misses,
         in_scope_evidence=in_evidence, oos_evidence=oos_evidence,
     )

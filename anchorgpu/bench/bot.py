@@ -29,6 +29,7 @@ from typing import Any
 
 from anchorgpu.cli._common import print_json
 from anchorgpu.settings import REPO_ROOT
+from anchorgpu.stats import percentile
 
 TOKEN = "123456789:BENCH-token-for-the-local-stub-only"
 SMALL_MODEL = REPO_ROOT / "var" / "models" / "smollm2-135m-instruct-q4_1.gguf"
@@ -184,16 +185,10 @@ async def measure(stub: Any, updates: int, latency_updates: int, concurrency: in
     every = sorted(itertools.chain.from_iterable(latencies.values()))
     return {
         "updates_per_s": round(updates / elapsed, 1),
-        "latency_ms": {"p50": _ms(statistics.median(every)), "p95": _ms(_pct(every, 95)),
-                       "p99": _ms(_pct(every, 99))},
-        "p95_ms_by_kind": {kind: _ms(_pct(sorted(values), 95)) for kind, values in sorted(latencies.items())},
+        "latency_ms": {"p50": _ms(statistics.median(every)), "p95": _ms(percentile(every, 95)),
+                       "p99": _ms(percentile(every, 99))},
+        "p95_ms_by_kind": {kind: _ms(percentile(sorted(values), 95)) for kind, values in sorted(latencies.items())},
     }
-
-
-def _pct(values: list[float], pct: float) -> float:
-    if not values:
-        return 0.0
-    return values[min(len(values) - 1, round(pct / 100 * (len(values) - 1)))]
 
 
 def _ms(seconds: float) -> float:

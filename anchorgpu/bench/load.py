@@ -43,6 +43,7 @@ from anchorgpu.bench._cluster import (
     stub_module,
 )
 from anchorgpu.cli._common import print_json
+from anchorgpu.stats import percentile
 
 NON_LLM = {
     "quote": ("/quote h100 x8 2 weeks", "/quote a100-80gb x2 3 days", "/quote l40s x4 1 month",
@@ -89,11 +90,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 def _pct(values: list[float], pct: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered)) - 1))
-    return round(ordered[index] * 1000, 1)
+    """Milliseconds, or None when nothing was measured."""
+    return round(percentile(values, pct) * 1000, 1) if values else None
 
 
 class Phase:

@@ -32,6 +32,7 @@ from typing import Any
 
 from anchorgpu.cli._common import print_json
 from anchorgpu.settings import RAGSettings, get_settings
+from anchorgpu.stats import percentile
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 
@@ -52,14 +53,7 @@ def _ms(seconds: float) -> float:
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    if not ordered:
-        return {"p50_ms": 0.0, "p95_ms": 0.0}
-
-    def at(pct: float) -> float:
-        return round(ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))], 2)
-
-    return {"p50_ms": at(50), "p95_ms": at(95)}
+    return {"p50_ms": round(percentile(values, 50), 2), "p95_ms": round(percentile(values, 95), 2)}
 
 
 def _real_glossary(args: argparse.Namespace) -> tuple[dict[str, Any], Any, Any]:
