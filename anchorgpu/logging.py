@@ -37,3 +37,4 @@ def setup_logging(settings: DataSettings) -> None:
     # aiohttp access logs and httpx request lines would print URLs that contain the bot token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG

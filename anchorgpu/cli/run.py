@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 
 from anchorgpu.logging import setup_logging
@@ -20,6 +21,8 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     setup_logging(settings.data)
     if settings.telegram.bot_token is None:
+        # the console is the conversation itself: library chatter at INFO would interleave with answers
+        logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))
         print("TELEGRAM_BOT_TOKEN is not set: starting the local console chat (type /help, /quit to leave).",
               file=sys.stderr)
         from anchorgpu.cli.chat import chat
