@@ -266,6 +266,10 @@ MESSAGES: dict[str, dict[Lang, str]] = {
                          "en": "Which GPU? For example: /quote h100 x8 2 weeks. Available: {suggestions}"},
     "quote_err_unknown_gpu": {"ru": "Не знаю GPU «{name}». Возможно: {suggestions}",
                               "en": "Unknown GPU “{name}”. Did you mean: {suggestions}"},
+    "quote_err_unknown_words": {
+        "ru": "Не понял «{words}». Напишите GPU, количество и срок, например: /quote h100 x8 2 недели.",
+        "en": "I did not understand “{words}”. Write the GPU, count and duration, e.g. /quote h100 x8 2 weeks.",
+    },
     "quote_err_no_duration": {
         "ru": "На какой срок? Например: 3 часа, 45 дней, 2 недели, 1 месяц 2 недели.",
         "en": "For how long? For example: 3 hours, 45 days, 2 weeks, 1 month 2 weeks.",

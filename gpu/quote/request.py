@@ -162,7 +162,19 @@ def parse_quote_text(text: str, catalog: GPUCatalog,
             name_tokens.append(token)
         i += 1
 
-    gpu_id, count = _resolve_gpu(name_tokens, count, catalog)
+    try:
+        gpu_id, count = _resolve_gpu(name_tokens, count, catalog)
+    except QuoteInputError as exc:
+        # "h100 x8 forever": the GPU is there, the rest is a word we could not read (usually the duration)
+        known = _known_prefix(name_tokens, catalog)
+        if exc.code != "unknown_gpu" or known is None:
+            raise
+        words = " ".join(name_tokens[known:])
+        raise QuoteInputError(
+            f"I did not understand '{words}'. Write the request as GPU, count and duration, e.g. "
+            "'/quote h100 x8 2 weeks' (a week is 7 days, a month 30 days).",
+            ["2 weeks", "1 month", "3 days"], "duration" if duration is None else "request", "unknown_words",
+            words=words) from None
     if duration is None:
         raise QuoteInputError(
             "How long? Add a duration, e.g. '3 hours', '2 weeks', '45 days', '1 month 2 weeks' "
@@ -176,6 +188,14 @@ def parse_quote_text(text: str, catalog: GPUCatalog,
         raise QuoteInputError("The number of GPUs must be at least 1.", [], "gpu_count", "bad_count",
                               max=0)
     return ParsedText(request=request, key=key)
+
+
+def _known_prefix(name_tokens: list[str], catalog: GPUCatalog) -> int | None:
+    """How many leading tokens name a catalog GPU exactly, when some words follow them."""
+    for end in range(len(name_tokens) - 1, 0, -1):
+        if catalog.find(" ".join(name_tokens[:end])) is not None:
+            return end
+    return None
 
 
 def _resolve_gpu(name_tokens: list[str], count: int | None, catalog: GPUCatalog) -> tuple[str, int | None]:

@@ -76,6 +76,8 @@ def test_two_spellings_of_one_purchase_share_a_fingerprint() -> None:
     ("h100 x0 2 weeks", "bad_count", ""),
     ("h100 400 days", "too_long", ""),
     ("h100 2 weeks pricing=cheap", "bad_pricing", "spot"),
+    ("h100 x8 forever", "unknown_words", "2 weeks"),
+    ("a100 40gb x2 garbage", "unknown_words", "1 month"),
 ])
 def test_bad_input_is_explained(text: str, code: str, suggests: str) -> None:
     with pytest.raises(QuoteInputError) as info:
