@@ -8,7 +8,6 @@ In private chats a VRAM question ("влезет ли mixtral в две A100?") g
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -25,6 +24,7 @@ from bot.filters import AddressedQuestion, thread_of
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
 from bot.rendering import escape, render_answer
 from bot.streaming import AnswerStream, ChatPacer, Target, reply_html, send_html
+from rag.conversation import conversation_key
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
@@ -33,14 +33,6 @@ MAX_QUESTION_CHARS = 2000
 # A fit-style question in plain chat is handed to the fit engine by this hook (set by bot.routers).
 FitHandler = Callable[[Message, str, Lang], Awaitable[bool]]
 fit_question_handler: FitHandler | None = None
-
-
-def _conversation_key(chat_id: int, thread_id: int | None) -> str:
-    try:
-        from rag.conversation import conversation_key
-    except ImportError:  # pragma: no cover - the answerer ships it
-        return f"{chat_id}:{thread_id}" if thread_id else str(chat_id)
-    return conversation_key(chat_id, thread_id)
 
 
 @router.message(Command("ask"))
@@ -70,16 +62,6 @@ async def on_question(message: Message, question: str, bot: Bot, services: Any, 
                           lang_explicit=lang_explicit, answer_length=answer_length)
 
 
-def _answer_kwargs(answerer: Any, user_id: int | None, lang: Lang | None,
-                   answer_length: AnswerLength) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"user_key": str(user_id) if user_id is not None else None, "lang": lang}
-    parameters = inspect.signature(answerer.answer).parameters
-    params = getattr(answerer, "params", None)
-    if "max_tokens" in parameters and params is not None:
-        kwargs["max_tokens"] = max(32, int(params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
-    return kwargs
-
-
 async def answer_question(message: Message, question: str, *, bot: Bot, services: Any, pacer: ChatPacer,
                           lang: Lang, lang_explicit: bool = False,
                           answer_length: AnswerLength = "normal") -> None:
@@ -98,12 +80,15 @@ async def answer_question(message: Message, question: str, *, bot: Bot, services
     from rag.answer import Delta, Done, Queued
 
     user_id = message.from_user.id if message.from_user else None
-    kwargs = _answer_kwargs(answerer, user_id, lang if lang_explicit else None, answer_length)
+    # /settings answer length scales the configured token budget
+    max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
     final = None
     first_delta_at: float | None = None
     generation_s = 0.0
     async with AnswerStream(bot, target, lang, pacer) as stream:
-        events = answerer.answer(question, _conversation_key(message.chat.id, thread_id), **kwargs)
+        events = answerer.answer(question, conversation_key(message.chat.id, thread_id),
+                                 user_key=str(user_id) if user_id is not None else None,
+                                 lang=lang if lang_explicit else None, max_tokens=max_tokens)
         async with contextlib.aclosing(events):
             async for event in events:
                 if isinstance(event, Queued):
