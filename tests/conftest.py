@@ -8,17 +8,48 @@ import shutil
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from anchorgpu.db import create_engine
 from tests.telegram_stub import TelegramStub
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TEST_TOKEN = "123456789:TEST-token-for-the-local-stub-only"
 SMALL_MODEL = REPO_ROOT / "var" / "models" / "smollm2-135m-instruct-q4_1.gguf"
 DEFAULT_MODEL = REPO_ROOT / "var" / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+
+
+PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def sql_engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """The app database on both engines: a SQLite file, or a scratch schema in the local PostgreSQL."""
+    if request.param == "sqlite":
+        sqlite = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'app.db'}")
+        yield sqlite
+        await sqlite.dispose()
+        return
+    base = create_engine(PG_URL)
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    try:
+        async with base.begin() as conn:
+            await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    except OSError as exc:  # pragma: no cover - only without the local server
+        await base.dispose()
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+    try:
+        yield base.execution_options(schema_translate_map={None: schema})
+    finally:
+        async with base.begin() as conn:
+            await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        await base.dispose()
 
 
 @pytest.fixture

@@ -6,12 +6,10 @@ A new storage object on the same database stands for a restarted bot: the step a
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiogram.fsm.storage.base import StorageKey
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from anchorgpu.db import create_engine
@@ -19,27 +17,12 @@ from anchorgpu.settings import DBSettings, Settings
 from bot.fsm_storage import SqlAlchemyStorage, build_fsm_storage
 from bot.routers.quote import QuoteFlow
 
-PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    if request.param == "sqlite":
-        sqlite = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'fsm.db'}")
-        yield sqlite
-        await sqlite.dispose()
-        return
-    base = create_engine(PG_URL)
-    schema = f"t_fsm_{uuid.uuid4().hex[:12]}"
-    async with base.begin() as conn:
-        await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield base.execution_options(schema_translate_map={None: schema})
-    finally:
-        async with base.begin() as conn:
-            await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        await base.dispose()
+@pytest.fixture
+def engine(sql_engine: AsyncEngine) -> AsyncEngine:
+    return sql_engine
 
 
 def key(chat: int = 5, user: int = 7) -> StorageKey:

@@ -9,22 +9,17 @@ import asyncio
 import datetime as dt
 import shutil
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from anchorgpu.db import create_engine
 from gpu.quote.prices import DEFAULT_DATA_DIR
 from gpu.quote.request import QuoteInputError
 from gpu.quote.service import QuoteService
 from gpu.quote.store import IdempotencyConflictError
-
-PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 
 
 class Clock:
@@ -35,27 +30,9 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    if request.param == "sqlite":
-        sqlite = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'quotes.db'}")
-        yield sqlite
-        await sqlite.dispose()
-        return
-    base = create_engine(PG_URL)
-    schema = f"t_quote_{uuid.uuid4().hex[:12]}"
-    try:
-        async with base.begin() as conn:
-            await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    except OSError as exc:  # pragma: no cover - only without the local server
-        await base.dispose()
-        pytest.skip(f"PostgreSQL not reachable: {exc}")
-    try:
-        yield base.execution_options(schema_translate_map={None: schema})
-    finally:
-        async with base.begin() as conn:
-            await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        await base.dispose()
+@pytest.fixture
+def engine(sql_engine: AsyncEngine) -> AsyncEngine:
+    return sql_engine
 
 
 @pytest.fixture
