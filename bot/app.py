@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from bot.health import HealthChecks, add_health_routes, start_health_server
 from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.preferences import PreferenceStore
+from bot.response_models import PinResponseModels
 from bot.retry import TransientErrorRetry
 from bot.routers import build_root_router
 from bot.streaming import ChatPacer
@@ -44,6 +46,7 @@ def create_bot(settings: Settings) -> Bot:
     session = AiohttpSession()
     if settings.telegram.api_base != PUBLIC_BOT_API:
         session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram.api_base))
+    session.middleware(PinResponseModels())
     session.middleware(TransientErrorRetry())  # 5xx, dropped connections, 429: a reply is not lost to a hiccup
     return Bot(token.get_secret_value(), session=session,
                default=DefaultBotProperties(parse_mode=ParseMode.HTML))
@@ -130,6 +133,9 @@ def _install_log_filters(settings: Settings) -> None:
 async def run_bot(settings: Settings) -> None:
     _install_log_filters(settings)
     runtime = await create_runtime(settings)
+    # Start-up leaves a large heap (torch, Chroma, catalogs) that never dies; moving it out of the
+    # collector's reach keeps each full collection short while updates are served.
+    gc.freeze()
     try:
         if settings.telegram.mode == "webhook":
             await run_webhook(settings, runtime)

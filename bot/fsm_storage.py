@@ -15,12 +15,13 @@ from typing import Any, cast
 
 from aiogram.fsm.state import State
 from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, KeyBuilder, StateType, StorageKey
-from sqlalchemy import DateTime, String, Table, Text, select
+from sqlalchemy import DateTime, String, Table, Text, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
+from anchorgpu.batching import MicroBatcher
 from anchorgpu.db import Base
 from anchorgpu.settings import Settings
 
@@ -44,6 +45,8 @@ class SqlAlchemyStorage(BaseStorage):
         self.engine = engine
         self.key_builder = key_builder or DefaultKeyBuilder(with_bot_id=True, with_destiny=True)
         self._schema_ready = False
+        self._select_states = select(FSM.c.key, FSM.c.state).where(FSM.c.key.in_(bindparam("keys", expanding=True)))
+        self._state_reads: MicroBatcher[str, str | None] = MicroBatcher(self._read_states)
 
     async def _ensure_schema(self) -> None:
         if not self._schema_ready:
@@ -69,12 +72,19 @@ class SqlAlchemyStorage(BaseStorage):
     async def get_state(self, key: StorageKey) -> str | None:
         # aiogram reads the state for EVERY update, before any middleware of ours: if this raised while the
         # database is down, each update would be dropped unanswered. Without it, commands still answer.
+        # The reads of one loop turn share one SELECT (group read).
         try:
-            row = await self._row(key)
+            return await self._state_reads.submit(self.key_builder.build(key))
         except (SQLAlchemyError, OSError):
             log.warning("FSM state unavailable (database down); handling the update without it", exc_info=True)
             return None
-        return None if row is None else cast(str | None, row.state)
+
+    async def _read_states(self, keys: list[str]) -> list[str | None]:
+        await self._ensure_schema()
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(self._select_states, {"keys": list(dict.fromkeys(keys))})).all()
+        states = {row.key: cast(str | None, row.state) for row in rows}
+        return [states.get(key) for key in keys]
 
     async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
         await self._upsert(key, {"data": json.dumps(dict(data), ensure_ascii=False)})

@@ -164,6 +164,18 @@ def _break_index(atoms: Sequence[_Atom], start: int, end: int) -> int:
     return end
 
 
+def _balanced(html_text: str) -> bool:
+    stack: list[str] = []
+    for match in _TAG_RE.finditer(html_text):
+        closing, name, attributes = match.group(1), match.group(2).lower(), match.group(3)
+        if closing:
+            if not stack or stack.pop() != name:
+                return False
+        elif not attributes.endswith("/"):
+            stack.append(name)
+    return not stack
+
+
 def split_html(html_text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
     """Split valid Telegram HTML into chunks of at most ``limit`` visible UTF-16 units each.
 
@@ -172,6 +184,14 @@ def split_html(html_text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
     """
     if limit < 16:
         raise ValueError("limit too small to make progress")
+    if utf16_len(html_text) <= limit and _balanced(html_text):
+        # Most replies are short: the raw text bounds the visible text, so it is one chunk as it is.
+        text = html_text.lstrip()
+        return [text] if strip_tags(text).strip() else []
+    return _split_atoms(html_text, limit)
+
+
+def _split_atoms(html_text: str, limit: int) -> list[str]:
     atoms = _atoms(html_text)
     chunks: list[str] = []
     stack: list[tuple[str, str]] = []  # open tags (name, raw start tag) at the start of the current chunk

@@ -21,6 +21,8 @@ class DedupeMiddleware(BaseMiddleware):
     def __init__(self, claims: UpdateClaims) -> None:
         self.claims = claims
         self._pending: set[asyncio.Task[None]] = set()
+        self._in_flight: set[int] = set()
+        self._keeper: asyncio.Task[None] | None = None
 
     async def __call__(self, handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
                        event: TelegramObject, data: dict[str, Any]) -> Any:
@@ -43,16 +45,16 @@ class DedupeMiddleware(BaseMiddleware):
             metrics.DUPLICATES.inc()
             log.info("duplicate update %s skipped", update_id)
             return None
-        keeper = asyncio.create_task(self._keep_alive(update_id))
+        self._track(update_id)
         try:
             result = await handler(event, data)
         except BaseException:
-            keeper.cancel()
+            self._in_flight.discard(update_id)
             # Let Telegram's redelivery (webhook 5xx) or the next attempt process it again.
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.claims.release(update_id))
             raise
-        keeper.cancel()
+        self._in_flight.discard(update_id)
         # Marking done is off the reply path: the user already has the answer; until it lands, the
         # live claim (ours) already makes a duplicate wait or skip.
         task = asyncio.create_task(self._complete(update_id))
@@ -66,10 +68,18 @@ class DedupeMiddleware(BaseMiddleware):
         except Exception:
             log.warning("could not mark update %s done", update_id, exc_info=True)
 
-    async def _keep_alive(self, update_id: int) -> None:
-        while True:
+    def _track(self, update_id: int) -> None:
+        self._in_flight.add(update_id)
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.create_task(self._keep_alive())
+
+    async def _keep_alive(self) -> None:
+        """One task refreshes the leases of every update still in flight, until none is left."""
+        while self._in_flight:
             await asyncio.sleep(self.claims.lease_s / 3)
+            if not self._in_flight:
+                break
             try:
-                await self.claims.heartbeat(update_id)
-            except Exception:  # a missed heartbeat is retried; it must never kill the update
-                log.warning("heartbeat for update %s failed", update_id, exc_info=True)
+                await self.claims.heartbeat(list(self._in_flight))
+            except Exception:  # a missed heartbeat is retried; it must never kill an update
+                log.warning("heartbeat for %s updates failed", len(self._in_flight), exc_info=True)

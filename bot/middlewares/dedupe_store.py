@@ -13,13 +13,16 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Collection
 from typing import Protocol
 
-from sqlalchemy import BigInteger, Float, String, Table, delete, insert, select, update
+from sqlalchemy import BigInteger, Float, String, Table, bindparam, delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
+from anchorgpu.batching import MicroBatcher
 from anchorgpu.db import Base
 
 PROCESSING = "processing"
@@ -33,7 +36,9 @@ class UpdateClaims(Protocol):
         """True when this process must handle the update; False for a duplicate."""
         ...
 
-    async def heartbeat(self, update_id: int) -> None: ...
+    async def heartbeat(self, update_ids: Collection[int]) -> None:
+        """Extend the leases of these in-flight updates (one call for all of them)."""
+        ...
 
     async def complete(self, update_id: int) -> None: ...
 
@@ -54,8 +59,8 @@ class ProcessedUpdate(Base):
 
 
 class SqlUpdateClaims:
-    # SQLAlchemy Core on short connections: this runs twice per update, and the ORM session costs more
-    # than the statement itself.
+    # SQLAlchemy Core, and group commit (:class:`MicroBatcher`): the claims and completions of the updates
+    # handled in one turn of the event loop share one statement.
     def __init__(self, engine: AsyncEngine, ttl_s: float, lease_s: float = 15.0,
                  owner: str | None = None) -> None:
         self._engine = engine
@@ -64,8 +69,40 @@ class SqlUpdateClaims:
         self.lease_s = lease_s
         self.owner = owner or uuid.uuid4().hex
         self._claims_since_sweep = 0
+        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+        table = self._table
+        self._mark_done = (update(table).where(table.c.update_id.in_(bindparam("ids", expanding=True)))
+                           .values(status=DONE, claimed_at=bindparam("now")))
+        self._refresh = (update(table).where(table.c.update_id.in_(bindparam("ids", expanding=True)),
+                                             table.c.owner == self.owner)
+                         .values(claimed_at=bindparam("now")))
+        self._claim_batcher: MicroBatcher[int, bool] = MicroBatcher(self._claim_batch)
+        self._done_batcher: MicroBatcher[int, None] = MicroBatcher(self._complete_batch)
 
     async def claim(self, update_id: int) -> bool:
+        if await self._claim_batcher.submit(update_id):
+            await self._maybe_sweep()
+            return True
+        return await self._claim_contended(update_id)
+
+    async def _claim_batch(self, update_ids: list[int]) -> list[bool]:
+        """One INSERT for the batch; the ids it inserted are ours (a repeated id only once)."""
+        table = self._table
+        now = time.time()
+        rows = [{"update_id": update_id, "status": PROCESSING, "owner": self.owner, "claimed_at": now}
+                for update_id in dict.fromkeys(update_ids)]
+        statement = (self._insert(table).values(rows)
+                     .on_conflict_do_nothing(index_elements=[table.c.update_id]).returning(table.c.update_id))
+        async with self._engine.begin() as conn:
+            inserted = set((await conn.execute(statement)).scalars())
+        results = []
+        for update_id in update_ids:
+            results.append(update_id in inserted)
+            inserted.discard(update_id)
+        return results
+
+    async def _claim_contended(self, update_id: int) -> bool:
+        """The row exists: a duplicate of a finished update, ours in flight, or another owner's lease."""
         table = self._table
         waited_from = time.monotonic()
         while True:
@@ -74,7 +111,6 @@ class SqlUpdateClaims:
                 async with self._engine.begin() as conn:
                     await conn.execute(insert(table).values(update_id=update_id, status=PROCESSING,
                                                             owner=self.owner, claimed_at=now))
-                await self._maybe_sweep()
                 return True
             except IntegrityError:
                 pass
@@ -100,17 +136,17 @@ class SqlUpdateClaims:
                 return False
             await asyncio.sleep(min(0.5, self.lease_s / 4))
 
-    async def heartbeat(self, update_id: int) -> None:
-        table = self._table
+    async def heartbeat(self, update_ids: Collection[int]) -> None:
         async with self._engine.begin() as conn:
-            await conn.execute(update(table).where(table.c.update_id == update_id, table.c.owner == self.owner)
-                               .values(claimed_at=time.time()))
+            await conn.execute(self._refresh, {"ids": list(update_ids), "now": time.time()})
 
     async def complete(self, update_id: int) -> None:
-        table = self._table
+        await self._done_batcher.submit(update_id)
+
+    async def _complete_batch(self, update_ids: list[int]) -> list[None]:
         async with self._engine.begin() as conn:
-            await conn.execute(update(table).where(table.c.update_id == update_id)
-                               .values(status=DONE, claimed_at=time.time()))
+            await conn.execute(self._mark_done, {"ids": list(dict.fromkeys(update_ids)), "now": time.time()})
+        return [None] * len(update_ids)
 
     async def release(self, update_id: int) -> None:
         table = self._table
@@ -136,7 +172,9 @@ class SqlUpdateClaims:
             await self.sweep()
 
     async def aclose(self) -> None:
-        return None
+        # completions queued by updates that already answered still land before the engine closes
+        await self._claim_batcher.aclose()
+        await self._done_batcher.aclose()
 
 
 class RedisUpdateClaims:
@@ -175,9 +213,11 @@ class RedisUpdateClaims:
                 return False
             await asyncio.sleep(min(0.5, self.lease_s / 4))
 
-    async def heartbeat(self, update_id: int) -> None:
-        lease_key, _ = self._keys(update_id)
-        await self._redis.pexpire(lease_key, int(self.lease_s * 1000))
+    async def heartbeat(self, update_ids: Collection[int]) -> None:
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for update_id in update_ids:
+                pipe.pexpire(self._keys(update_id)[0], int(self.lease_s * 1000))
+            await pipe.execute()
 
     async def complete(self, update_id: int) -> None:
         lease_key, done_key = self._keys(update_id)

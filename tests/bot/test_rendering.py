@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bot.rendering import (
+    _split_atoms,
     escape,
     render_answer,
     render_card,
@@ -66,6 +67,14 @@ def test_split_chunks_are_valid_html_under_the_limit(html_text: str, limit: int)
     # nothing lost or duplicated, apart from whitespace at the cuts
     joined = "".join(parse_html(chunk) for chunk in chunks)
     assert _visible_without_spaces(joined) == _visible_without_spaces(parse_html(html_text))
+
+
+@settings(max_examples=150, deadline=None)
+@given(telegram_html())
+def test_short_html_takes_the_fast_path_with_the_same_result(html_text: str) -> None:
+    """A text under the limit is returned as it is, exactly as the atom-by-atom splitter would."""
+    assume(utf16_len(html_text) <= 4096)
+    assert [parse_html(c) for c in split_html(html_text)] == [parse_html(c) for c in _split_atoms(html_text, 4096)]
 
 
 def test_nine_thousand_characters_split_at_paragraphs_and_keep_code_blocks() -> None:
