@@ -111,7 +111,7 @@ async def send_html(bot: Bot, target: Target, html_text: str, *, reply: bool = T
     return sent
 
 
-def _reply_parameters(message_id: int | None) -> ReplyParameters | None:
+def reply_parameters(message_id: int | None) -> ReplyParameters | None:
     # allow_sending_without_reply: a deleted question must not lose the answer.
     return None if message_id is None else ReplyParameters(message_id=message_id,
                                                            allow_sending_without_reply=True)
@@ -122,7 +122,7 @@ async def _send_chunk(bot: Bot, target: Target, chunk: str, reply_to: int | None
     try:
         return [await with_retry_after(lambda: bot.send_message(
             target.chat_id, chunk, message_thread_id=target.thread_id, parse_mode="HTML",
-            reply_parameters=_reply_parameters(reply_to), reply_markup=reply_markup), "sendMessage")]
+            reply_parameters=reply_parameters(reply_to), reply_markup=reply_markup), "sendMessage")]
     except TelegramBadRequest as exc:
         if not _is_parse_error(exc):
             raise
@@ -138,7 +138,7 @@ def _plain_sender(bot: Bot, target: Target, text: str, reply_to: int | None,
                   reply_markup: Any) -> Callable[[], Awaitable[Message]]:
     def send() -> Awaitable[Message]:
         return bot.send_message(target.chat_id, text, message_thread_id=target.thread_id, parse_mode=None,
-                                reply_parameters=_reply_parameters(reply_to), reply_markup=reply_markup)
+                                reply_parameters=reply_parameters(reply_to), reply_markup=reply_markup)
 
     return send
 
@@ -302,7 +302,7 @@ class AnswerStream:
         if self.placeholder is None:
             self.placeholder = await self.bot.send_message(
                 self.target.chat_id, text, message_thread_id=self.target.thread_id, parse_mode=None,
-                reply_parameters=_reply_parameters(self.target.reply_to_message_id))
+                reply_parameters=reply_parameters(self.target.reply_to_message_id))
             return
         await self.bot.edit_message_text(text=text, chat_id=self.target.chat_id,
                                          message_id=self.placeholder.message_id, parse_mode=None)

@@ -134,6 +134,7 @@ class TelegramStub:
         self.flood_429s: dict[str, int] = defaultdict(int)
         self._sent_at: dict[int, deque[float]] = defaultdict(deque)
         self.files: dict[str, bytes] = {}  # file_id -> content, served by getFile + /file/bot…/documents/…
+        self.photo_uploads = 0
 
     # ---- lifecycle -------------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -268,7 +269,9 @@ class TelegramStub:
                 and (chat_id is None or c.params.get("chat_id") == chat_id)]
 
     def sent_texts(self, chat_id: int | None = None) -> list[str]:
-        return [str(c.params.get("text", "")) for c in self.calls_to("sendMessage", chat_id)]
+        """What the chat was sent: message texts and photo captions, in order."""
+        return [str(c.params.get("text", c.params.get("caption", ""))) for c in self.calls
+                if c.method in ("sendMessage", "sendPhoto") and (chat_id is None or c.params.get("chat_id") == chat_id)]
 
     async def wait_for(self, method: str, predicate: Callable[[Call], bool] = lambda c: True,
                        timeout: float = 30.0, count: int = 1) -> list[Call]:
@@ -470,7 +473,16 @@ class TelegramStub:
         if visible_length(caption, params.get("parse_mode")) > 1024:
             raise BotAPIError(400, "Bad Request: message caption is too long")
         self._check_markup(params.get("reply_markup"))
-        return self._store(params, {"photo": [{"file_id": "stub-photo", "file_unique_id": "p", "width": 1,
+        photo = str(params.get("photo", ""))
+        if photo.startswith("attach://"):  # an upload: Telegram keeps it and answers with its file_id
+            file_id = f"photo-{len(self.files) + 1}"
+            self.files[file_id] = b"uploaded photo"
+            self.photo_uploads += 1
+        elif photo in self.files:  # a file_id sent again: no upload
+            file_id = photo
+        else:
+            raise BotAPIError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+        return self._store(params, {"photo": [{"file_id": file_id, "file_unique_id": f"u{file_id}", "width": 1,
                                                "height": 1}], "caption": caption})
 
     async def _m_answerInlineQuery(self, params: dict[str, Any]) -> bool:

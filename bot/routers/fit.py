@@ -21,13 +21,13 @@ from typing import Any
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject
-from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, Message
 
 from anchorgpu.texts import Lang, t
-from bot.rendering import escape
+from bot.charts import CAPTION_LIMIT, CHART_PHOTOS
+from bot.rendering import escape, strip_tags, utf16_len
 from bot.routers import ask
-from bot.streaming import reply_html
-from gpu.fit.chart import render_chart
+from bot.streaming import reply_html, target_of
 from gpu.fit.engine import FitResult
 from gpu.fit.models import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
 from gpu.fit.request import FitInputError
@@ -80,14 +80,22 @@ async def send_fit(message: Message, bot: Bot, service: FitService, text: str, l
         usage = escape(t("fit_usage", lang))
         await reply_html(message, render_error(exc, lang, as_html=True) + "\n\n" + usage)
         return
-    await reply_html(message, render(result, lang, as_html=True, currency=service.currency),
-                     reply_markup=quote_buttons(result, lang))
+    breakdown = render(result, lang, as_html=True, currency=service.currency)
+    markup = quote_buttons(result, lang)
+    target = target_of(message)
+    if utf16_len(strip_tags(breakdown)) <= CAPTION_LIMIT:
+        # One message: the chart with its breakdown as the caption (groups allow ~20 messages a minute).
+        try:
+            await CHART_PHOTOS.send(bot, target, result, breakdown, reply_markup=markup)
+            return
+        except Exception:  # the breakdown must still arrive: as text, below
+            log.exception("fit chart failed; sending the breakdown as text")
+        await reply_html(message, breakdown, reply_markup=markup)
+        return
+    await reply_html(message, breakdown, reply_markup=markup)
     try:
-        png = await asyncio.to_thread(render_chart, result)
-        thread = message.message_thread_id if message.is_topic_message else None
-        await bot.send_photo(message.chat.id, BufferedInputFile(png, filename="fit.png"),
-                             caption=escape(t("fit_chart_caption", lang, model=result.request.model.name)),
-                             message_thread_id=thread)
+        caption = escape(t("fit_chart_caption", lang, model=result.request.model.name))
+        await CHART_PHOTOS.send(bot, target, result, caption, reply=False)
     except Exception:  # the text answer already went out; a chart failure must not hide it
         log.exception("fit chart failed")
 

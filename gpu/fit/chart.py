@@ -19,15 +19,21 @@ COLORS = {"weights": "#4C72B0", "KV cache": "#DD8452", "activations": "#55A868",
           "optimizer": "#8172B3", "overhead": "#937860"}
 
 
-def render_chart(result: FitResult) -> bytes:
+ChartKey = tuple[tuple[tuple[str, float], ...], int, float, float, float, str, str, bool]
+
+
+def chart_key(result: FitResult) -> ChartKey:
+    """Everything the picture depends on: equal keys draw identical charts."""
     per = result.per_gpu
     parts = [("weights", per.weights), ("KV cache", per.kv_cache), ("activations", per.activations),
              ("gradients", per.gradients), ("optimizer", per.optimizer), ("overhead", per.overhead)]
-    return _render(
-        tuple((name, value / GIB) for name, value in parts if value > 0), result.request.gpu_count,
-        result.usable_bytes / GIB, result.gpu.memory_gib, per.total / GIB, result.request.model.name,
-        result.gpu.id, result.fits,
-    )
+    return (tuple((name, value / GIB) for name, value in parts if value > 0), result.request.gpu_count,
+            result.usable_bytes / GIB, result.gpu.memory_gib, per.total / GIB, result.request.model.name,
+            result.gpu.id, result.fits)
+
+
+def render_chart(result: FitResult) -> bytes:
+    return _render(*chart_key(result))
 
 
 # Drawing costs hundreds of milliseconds of CPU; popular configurations repeat, and the picture depends
