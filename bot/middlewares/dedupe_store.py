@@ -74,7 +74,7 @@ class SqlUpdateClaims:
         self._mark_done = (update(table).where(table.c.update_id.in_(bindparam("ids", expanding=True)))
                            .values(status=DONE, claimed_at=bindparam("now")))
         self._refresh = (update(table).where(table.c.update_id.in_(bindparam("ids", expanding=True)),
-                                             table.c.owner == self.owner)
+                                             table.c.owner == self.owner, table.c.status == PROCESSING)
                          .values(claimed_at=bindparam("now")))
         self._claim_batcher: MicroBatcher[int, bool] = MicroBatcher(self._claim_batch)
         self._done_batcher: MicroBatcher[int, None] = MicroBatcher(self._complete_batch)

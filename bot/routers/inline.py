@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections import OrderedDict
 from typing import Any
 
 from aiogram import Router
@@ -33,6 +34,29 @@ def cards(hits: list[Any], lang: Lang) -> list[Any]:
     return results
 
 
+class CardCache:
+    """Recent inline answers by query and language. The glossary does not change while the bot runs,
+    and people type and retype the same few terms, so a repeat skips retrieval and rendering."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._cards: OrderedDict[tuple[str, Lang], list[Any]] = OrderedDict()
+        self._size = size
+
+    def get(self, key: tuple[str, Lang]) -> list[Any] | None:
+        cards = self._cards.get(key)
+        if cards is not None:
+            self._cards.move_to_end(key)
+        return cards
+
+    def put(self, key: tuple[str, Lang], value: list[Any]) -> None:
+        self._cards[key] = value
+        if len(self._cards) > self._size:
+            self._cards.popitem(last=False)
+
+
+CARDS = CardCache()
+
+
 @router.inline_query()
 async def on_inline(query: InlineQuery, services: Any, lang: Lang) -> None:
     text = query.query.strip()
@@ -40,7 +64,11 @@ async def on_inline(query: InlineQuery, services: Any, lang: Lang) -> None:
     if not text or retriever is None:
         await query.answer([], cache_time=5, is_personal=False)
         return
-    result = await asyncio.to_thread(retriever.search, text, MAX_RESULTS)
-    # Out of scope means the best hits are noise: show nothing rather than unrelated cards.
-    hits = list(result.hits) if result.in_scope else []
-    await query.answer(cards(hits, lang), cache_time=30 if hits else 5, is_personal=False)
+    key = (" ".join(text.lower().split()), lang)
+    results = CARDS.get(key)
+    if results is None:
+        result = await asyncio.to_thread(retriever.search, text, MAX_RESULTS)
+        # Out of scope means the best hits are noise: show nothing rather than unrelated cards.
+        results = cards(list(result.hits) if result.in_scope else [], lang)
+        CARDS.put(key, results)
+    await query.answer(results, cache_time=30 if results else 5, is_personal=False)

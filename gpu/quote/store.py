@@ -8,8 +8,10 @@ Idempotency follows Stripe and the IETF Idempotency-Key draft:
   change), flagged ``replayed``;
 * same key + another request -> :class:`IdempotencyConflictError`, nothing is written;
 * concurrent requests with one key -> exactly one quote: the key row's primary key (owner, key) is a
-  database UNIQUE constraint; the losers' transactions fail with IntegrityError, roll back their quote row,
-  and read the winner's (no Python lock, so it holds across processes and replicas);
+  database UNIQUE constraint; the losers' key rows are not inserted (``ON CONFLICT DO NOTHING``), their
+  quote rows are removed in the same transaction, and they read the winner's (no Python lock, so it holds
+  across processes and replicas);
+* quotes issued at the same moment share one transaction (group commit), each still all-or-nothing;
 * keys are kept at least ``retention_hours`` (>= 24 h); after that the key may be used again.
 """
 
@@ -38,10 +40,11 @@ from sqlalchemy import (
     insert,
     select,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
+from anchorgpu.batching import MicroBatcher
 from anchorgpu.db import Base
 from gpu.quote.engine import Quote, quote_from_payload, quote_to_payload
 from gpu.quote.request import QuoteInputError, QuoteRequest
@@ -109,6 +112,13 @@ class IdempotencyConflictError(Exception):
 
 
 @dataclass(frozen=True)
+class _NewQuote:
+    quote_id: str
+    row: dict[str, object]
+    key_row: dict[str, object] | None
+
+
+@dataclass(frozen=True)
 class IssuedQuote:
     quote_id: str
     owner: str
@@ -137,6 +147,9 @@ class QuoteStore:
             raise ValueError(f"idempotency keys must be kept at least {MIN_RETENTION_HOURS} h")
         self.engine = engine
         self.retention = dt.timedelta(hours=retention_hours)
+        self._insert_dialect = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+        # group commit: the quotes issued during one turn of the event loop share one transaction
+        self._inserts: MicroBatcher[_NewQuote, bool] = MicroBatcher(self._insert_batch)
 
     async def create_schema(self) -> None:
         async with self.engine.begin() as conn:
@@ -166,12 +179,10 @@ class QuoteStore:
         quote_id = new_quote_id()
         payload = quote_to_payload(quote)
         for attempt in range(2):
-            try:
-                await self._insert(owner, key, request, request_text, fingerprint, quote, quote_id, payload, now)
+            if await self._inserts.submit(self._new_quote(owner, key, request, request_text, fingerprint,
+                                                          quote, quote_id, payload, now)):
                 return IssuedQuote(quote_id, owner, key, request_text, fingerprint, quote, replayed=False)
-            except IntegrityError:
-                if key is None:
-                    raise
+            assert key is not None  # only a keyed quote can be refused
             # another request holds this key: replay or refuse against it ...
             found = await self._find_key(owner, key, now)
             if found is not None:
@@ -183,23 +194,38 @@ class QuoteStore:
                                                           KEYS.c.expires_at <= int(now.timestamp())))
         raise RuntimeError(f"idempotency key {key!r} could be neither claimed nor found")
 
-    async def _insert(self, owner: str, key: str | None, request: QuoteRequest, request_text: str,
-                      fingerprint: str, quote: Quote, quote_id: str, payload: dict[str, object],
-                      now: dt.datetime) -> None:
-        """One transaction: the quote row, then the key row; a taken key rolls back both."""
+    def _new_quote(self, owner: str, key: str | None, request: QuoteRequest, request_text: str,
+                   fingerprint: str, quote: Quote, quote_id: str, payload: dict[str, object],
+                   now: dt.datetime) -> _NewQuote:
+        row = dict(
+            id=quote_id, owner=owner, idempotency_key=key, request_text=request_text,
+            request_json=json.dumps(request.normalized(), sort_keys=True), fingerprint=fingerprint,
+            price_list_version=quote.price_list_version, gpu_id=quote.gpu_id, gpu_count=quote.gpu_count,
+            pricing=quote.pricing, billable_hours=quote.billable_hours, currency=quote.currency,
+            total=payload["total"], lines_json=json.dumps(payload["lines"], ensure_ascii=False),
+            payload_json=json.dumps(payload, ensure_ascii=False), created_at=now)
+        key_row = None if key is None else dict(
+            owner=owner, key=key, fingerprint=fingerprint, quote_id=quote_id, created_at=now,
+            expires_at=int((now + self.retention).timestamp()))
+        return _NewQuote(quote_id, row, key_row)
+
+    async def _insert_batch(self, batch: list[_NewQuote]) -> list[bool]:
+        """One transaction: every quote row, then their key rows where the key is free, then the quotes
+        whose key was taken are removed again. True for a stored quote, False for a taken key."""
+        keyed = [item for item in batch if item.key_row is not None]
         async with self.engine.begin() as conn:
-            await conn.execute(insert(QUOTES).values(
-                id=quote_id, owner=owner, idempotency_key=key, request_text=request_text,
-                request_json=json.dumps(request.normalized(), sort_keys=True), fingerprint=fingerprint,
-                price_list_version=quote.price_list_version, gpu_id=quote.gpu_id, gpu_count=quote.gpu_count,
-                pricing=quote.pricing, billable_hours=quote.billable_hours, currency=quote.currency,
-                total=payload["total"], lines_json=json.dumps(payload["lines"], ensure_ascii=False),
-                payload_json=json.dumps(payload, ensure_ascii=False), created_at=now))
-            if key is not None:
+            await conn.execute(insert(QUOTES), [item.row for item in batch])
+            claimed: set[str] = set()
+            if keyed:
                 # the UNIQUE (owner, key) primary key decides which concurrent request wins
-                await conn.execute(insert(KEYS).values(
-                    owner=owner, key=key, fingerprint=fingerprint, quote_id=quote_id, created_at=now,
-                    expires_at=int((now + self.retention).timestamp())))
+                statement = (self._insert_dialect(KEYS).values([item.key_row for item in keyed])
+                             .on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
+                             .returning(KEYS.c.quote_id))
+                claimed = set((await conn.execute(statement)).scalars())
+                refused = [item.quote_id for item in keyed if item.quote_id not in claimed]
+                if refused:
+                    await conn.execute(delete(QUOTES).where(QUOTES.c.id.in_(refused)))
+        return [item.key_row is None or item.quote_id in claimed for item in batch]
 
     def _replay_or_refuse(self, key: str, fingerprint: str, found: tuple[str, IssuedQuote]) -> IssuedQuote:
         stored_fingerprint, original = found

@@ -73,8 +73,25 @@ async def test_claims_on_postgres() -> None:
         assert await first.claim(update_id)
         await first.complete(update_id)
         assert not await second.claim(update_id)
+        await _one_batch_admits_each_update_once(engine)
     finally:
         await engine.dispose()
+
+
+async def _one_batch_admits_each_update_once(engine: AsyncEngine) -> None:
+    claims = SqlUpdateClaims(engine, ttl_s=60)
+    base = uuid.uuid4().int % 2**52
+    ids = [base + n for n in (1, 2, 3, 2, 1)]  # a redelivered copy inside the same getUpdates batch
+    results = await asyncio.gather(*(claims.claim(update_id) for update_id in ids))
+    assert results == [True, True, True, False, False]
+    await asyncio.gather(*(claims.complete(update_id) for update_id in set(ids)))
+    assert {await claims.seen(update_id) for update_id in ids} == {"done"}
+    await claims.heartbeat(ids)  # one call for them all; finished ones stay finished
+    assert {await claims.seen(update_id) for update_id in ids} == {"done"}
+
+
+async def test_claims_of_one_loop_turn_share_a_statement(engine: AsyncEngine) -> None:
+    await _one_batch_admits_each_update_once(engine)
 
 
 @pytest.mark.redis

@@ -223,3 +223,29 @@ async def test_follow_up_uses_the_stored_conversation_of_that_thread(
     other = final(await collect(answerer, "а сколько у неё памяти?", key="-100:8"))
     assert other.status == "out_of_scope"
     await engine.dispose()
+
+
+def test_focus_keeps_one_concept_only_when_retrieval_is_sure() -> None:
+    from rag.answer import FOCUS_MARGIN, focus
+    from rag.retriever import Hit
+
+    kv_a, kv_b = entry("kv-a", "KV cache", "a"), entry("kv-b", "KV-кэш", "b")
+    kv_b = GlossaryEntry(**{**kv_b.__dict__, "concept": "kv-a"})  # another seed file's entry, same concept
+    other = entry("pa", "PagedAttention", "c")
+    sure = [Hit(kv_a, 1.0), Hit(kv_b, 0.9), Hit(other, FOCUS_MARGIN - 0.01)]
+    assert [h.entry.id for h in focus(sure)] == ["kv-a", "kv-b"], "same concept kept, distractor dropped"
+    unsure = [Hit(kv_a, 1.0), Hit(other, FOCUS_MARGIN + 0.01)]
+    assert focus(unsure) == unsure
+    assert focus([]) == []
+
+
+async def test_a_sure_question_gets_only_its_concept_in_the_context() -> None:
+    from anchorgpu.settings import get_settings
+    from rag.retriever import build_retriever
+
+    real = await asyncio.to_thread(build_retriever, get_settings())
+    answerer = make_answerer(real, None)
+    sure = await answerer.retrieve("что такое скорость обучения", [])
+    assert sure is not None and {e.concept for e in sure} == {"learning-rate"}
+    unsure = await answerer.retrieve("шина между видеокартами на 900 ГБ/с", [])
+    assert unsure is not None and "nvlink" in {e.concept for e in unsure} and len(unsure) > 1
