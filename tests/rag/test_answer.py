@@ -249,3 +249,61 @@ async def test_a_sure_question_gets_only_its_concept_in_the_context() -> None:
     assert sure is not None and {e.concept for e in sure} == {"learning-rate"}
     unsure = await answerer.retrieve("шина между видеокартами на 900 ГБ/с", [])
     assert unsure is not None and "nvlink" in {e.concept for e in unsure} and len(unsure) > 1
+
+
+class ScriptedBackend:
+    """Replies with fixed texts in turn and records the prompts: the retry logic is under test, not a model."""
+
+    model_name = "scripted"
+    parallel = 1
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.prompts: list[str] = []
+
+    async def load(self) -> None:
+        return None
+
+    async def stream(self, messages: list[ChatMessage], params: GenerationParams,
+                     cancel: asyncio.Event | None = None) -> AsyncGenerator[StreamChunk, None]:
+        from models.base import Finished, TextDelta
+
+        self.prompts.append(messages[-1].content)
+        reply = self.replies.pop(0)
+        yield TextDelta(reply)
+        yield Finished(prompt_tokens=10, completion_tokens=len(reply.split()), finish_reason="stop")
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _two_concepts() -> HybridRetriever:
+    return HybridRetriever([
+        entry("nvlink", "NVLink", "NVIDIA's high-speed GPU-to-GPU interconnect with up to 900 GB/s of bandwidth."),
+        entry("pcie", "PCIe", "The bus that connects a GPU to the server; it limits multi-GPU communication."),
+    ], None, None)
+
+
+async def test_an_ungrounded_answer_is_retried_with_the_best_concept_only() -> None:
+    replies = ("Bananas are yellow and grow on trees.", "NVLink is NVIDIA's high-speed GPU-to-GPU interconnect [1].")
+    backend = ScriptedBackend(*replies)
+    answerer = Answerer(_two_concepts(), backend, max_tokens=24, timeout_s=60)  # type: ignore[arg-type]
+    events = await collect(answerer, "NVLink GPU interconnect bus bandwidth", key=None)
+    answer = final(events)
+    assert answer.status == "answered" and answer.grounded
+    assert [s.id for s in answer.sources] == ["nvlink"]
+    assert "PCIe" in backend.prompts[0] and "PCIe" not in backend.prompts[1], "the retry saw one concept"
+    streamed = "".join(e.text for e in events if isinstance(e, Delta))
+    assert "Bananas" in streamed and "Bananas" not in answer.text, "the final text replaces the first try"
+    assert answer.tokens == sum(len(reply.split()) for reply in replies), "both tries are counted"
+
+
+async def test_a_retry_that_is_still_ungrounded_falls_back_to_the_definitions() -> None:
+    backend = ScriptedBackend("Bananas are yellow.", "Apples are red.")
+    answerer = Answerer(_two_concepts(), backend, max_tokens=24, timeout_s=60)  # type: ignore[arg-type]
+    answer = final(await collect(answerer, "NVLink GPU interconnect bus bandwidth", key=None))
+    assert answer.status == "fallback" and not answer.grounded and len(backend.prompts) == 2
+    assert "NVLink" in answer.text and "900 GB/s" in answer.text
