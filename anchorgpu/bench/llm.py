@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("llm", help="LLM decode speed raw vs pipeline, prefix cache, queue, citations")
     parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: LLM_MODEL_PATH)")
     parser.add_argument("--max-tokens", type=int, default=48, help="token budget per decode run")
-    parser.add_argument("--repeats", type=int, default=2, help="runs per side for decode and prefix cache")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per side for decode and prefix cache")
     parser.add_argument("--askers", type=int, default=8, help="concurrent askers for the queue run")
     parser.add_argument("--asker-tokens", type=int, default=16, help="token budget per queued answer")
     parser.add_argument("--citations", type=int, default=0, help="eval questions for the citation rate")
@@ -153,6 +153,10 @@ async def _decode_section(args: argparse.Namespace, backend: Any, pipeline: Any)
         "pipeline": {"decode_tok_s": pipe_rate, "ttft_cold_s": _med([r["ttft_s"] for r in pipe_runs]),
                      "tokens": [r["tokens"] for r in pipe_runs], "status": [r["status"] for r in pipe_runs]},
         "pipeline_vs_raw": round(pipe_rate / raw_rate, 3) if raw_rate else None,
+        # each pipeline run against the raw run just before it: robust to the machine's speed drifting
+        "pipeline_vs_raw_paired_median": _med([p["decode_tok_s"] / r["decode_tok_s"]
+                                               for r, p in zip(raw_runs, pipe_runs, strict=True)
+                                               if r["decode_tok_s"]]),
     }
 
 
