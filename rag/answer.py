@@ -262,7 +262,8 @@ class Answerer:
         assert generation is not None
         answer = self._finish(generation, entries, lang)
         focused = [entry for entry in entries if entry.concept == entries[0].concept]
-        if answer.status == "fallback" and generation.failure is None and len(focused) < len(entries):
+        if answer.status == "fallback" and generation.failure is None and (len(focused) < len(entries)
+                                                                            or lang == "ru"):
             retried = await self._retry_focused(question, focused, history, lang, params, started, generation,
                                                 user_key or conversation_key or "anonymous", conversation_key)
             answer = retried or answer
@@ -291,12 +292,14 @@ class Answerer:
     async def _retry_focused(self, question: str, focused: list[GlossaryEntry], history: Sequence[Turn],
                              lang: Lang, params: GenerationParams, started: float, first: _Generation,
                              user_key: str, conversation_key: str | None) -> Answer | None:
-        """One more try when the model's answer was not grounded: only the best concept in the context.
+        """One more try when the model's answer was not grounded: only the best concept in the context,
+        and the rules stated in the answer's language.
 
         With distractors in the context, the default 0.5B model sometimes writes something no entry
-        supports (or answers in the wrong language); given the one concept retrieval ranked first, it
-        mostly paraphrases it. The retry is not streamed: its final text replaces what was shown. None
-        keeps the first outcome (the definitions verbatim).
+        supports, and under English rules it often answers a Russian question in English; given the one
+        concept retrieval ranked first and Russian rules, it mostly paraphrases that entry in Russian. The
+        retry is not streamed: its final text replaces what was shown. None keeps the first outcome (the
+        definitions verbatim).
         """
         remaining = self.timeout_s - (time.monotonic() - started)
         if remaining < MIN_RETRY_S:
@@ -305,7 +308,7 @@ class Answerer:
             ticket = self.queue.enqueue(user_key, tag=conversation_key)
         except QueueFullError:
             return None
-        messages = build_messages(question, focused, history, lang)
+        messages = build_messages(question, focused, history, lang, native_rules=True)
         second: _Generation | None = None
         async with contextlib.aclosing(self._generation_events(ticket, messages, params, len(focused), started,
                                                                remaining)) as events:

@@ -307,3 +307,26 @@ async def test_a_retry_that_is_still_ungrounded_falls_back_to_the_definitions() 
     answer = final(await collect(answerer, "NVLink GPU interconnect bus bandwidth", key=None))
     assert answer.status == "fallback" and not answer.grounded and len(backend.prompts) == 2
     assert "NVLink" in answer.text and "900 GB/s" in answer.text
+
+
+async def test_a_russian_answer_in_english_is_retried_under_russian_rules() -> None:
+    from rag.prompt import SYSTEM_RULES_RU
+
+    nvlink = entry("nvlink", "NVLink", "Высокоскоростная шина NVIDIA между GPU с пропускной способностью до 900 ГБ/с.",
+                   "нвлинк")
+    backend = ScriptedBackend("NVLink is a fast bus between GPUs.",  # English: no Russian entry supports it
+                              "NVLink — высокоскоростная шина NVIDIA между GPU [1].")
+    seen: list[str] = []
+    original = backend.stream
+
+    def recording(messages: list[ChatMessage], params: GenerationParams,
+                  cancel: asyncio.Event | None = None) -> AsyncGenerator[StreamChunk, None]:
+        seen.append(messages[0].content)
+        return original(messages, params, cancel)
+
+    backend.stream = recording  # type: ignore[method-assign]
+    answerer = Answerer(HybridRetriever([nvlink], None, None), backend, max_tokens=24,  # type: ignore[arg-type]
+                        timeout_s=60)
+    answer = final(await collect(answerer, "что такое NVLink?", key=None))
+    assert answer.status == "answered" and answer.lang == "ru" and "шина" in answer.text
+    assert seen[0] != SYSTEM_RULES_RU and seen[1] == SYSTEM_RULES_RU

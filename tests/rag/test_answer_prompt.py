@@ -104,3 +104,16 @@ def test_citations_are_renumbered_to_match_the_sources_list() -> None:
     streamed = "".join(filt.feed(d) for d in ["NVLink [", "3] and H100 [1", "] again [3]."]) + filt.flush()
     assert streamed == "NVLink [1] and H100 [2] again [1]."
     assert filt.cited == [3, 1]
+
+
+def test_native_rules_state_the_rules_in_russian_for_a_russian_answer() -> None:
+    from rag.prompt import SYSTEM_RULES, SYSTEM_RULES_RU
+
+    default = build_messages("что такое NVLink?", [NVLINK], [], "ru")
+    native = build_messages("что такое NVLink?", [NVLINK], [], "ru", native_rules=True)
+    assert default[0].content == SYSTEM_RULES and native[0].content == SYSTEM_RULES_RU
+    assert "по-русски" in native[0].content
+    assert native[-1] == default[-1], "the question message is the same"
+    assert all("epoch" not in m.content.lower() for m in native), "only the Russian worked example"
+    english = build_messages("what is NVLink?", [NVLINK], [], "en", native_rules=True)
+    assert english == build_messages("what is NVLink?", [NVLINK], [], "en"), "English rules are already native"
