@@ -54,6 +54,9 @@ class SearchResult:
     in_scope: bool
     hits: list[Hit]
     evidence: GateEvidence | None = field(default=None, compare=False)
+    # BM25 score of the best entry of another concept / BM25 score of the first hit (None: no BM25 score
+    # for the first hit). Low means the words of the question point at the first hit alone.
+    lexical_runner_up: float | None = field(default=None, compare=False)
 
 
 def compound_parts(entry: GlossaryEntry) -> tuple[str, ...]:
@@ -183,7 +186,22 @@ class HybridRetriever:
         fused = self.fuse(ranked, self.dense_trust(text))[:k]
         evidence = self.evidence(ranked)
         hits = [Hit(self.entries[position], round(score, 4)) for position, score in fused]
-        return SearchResult(text, self.thresholds.in_scope(evidence), hits, evidence)
+        return SearchResult(text, self.thresholds.in_scope(evidence), hits, evidence,
+                            self._lexical_runner_up(ranked.get("bm25"), hits))
+
+    def _lexical_runner_up(self, bm25: Ranked | None, hits: list[Hit]) -> float | None:
+        if bm25 is None or not hits:
+            return None
+        concept = hits[0].entry.concept
+        top = 0.0
+        runner_up = 0.0
+        for position, score in zip(bm25.order, bm25.scores, strict=True):
+            entry = self.entries[position]
+            if entry.id == hits[0].entry.id:
+                top = score
+            elif entry.concept != concept and not runner_up:
+                runner_up = score
+        return runner_up / top if top > 0 else None
 
 
 def build_retriever(settings: Settings, rebuild: bool = False) -> HybridRetriever:

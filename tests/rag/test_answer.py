@@ -241,6 +241,7 @@ def test_focus_keeps_one_concept_only_when_retrieval_is_sure() -> None:
 
 async def test_a_sure_question_gets_only_its_concept_in_the_context() -> None:
     from anchorgpu.settings import get_settings
+    from rag.answer import FOCUS_MARGIN
     from rag.retriever import build_retriever
 
     real = await asyncio.to_thread(build_retriever, get_settings())
@@ -249,6 +250,11 @@ async def test_a_sure_question_gets_only_its_concept_in_the_context() -> None:
     assert sure is not None and {e.concept for e in sure} == {"learning-rate"}
     unsure = await answerer.retrieve("шина между видеокартами на 900 ГБ/с", [])
     assert unsure is not None and "nvlink" in {e.concept for e in unsure} and len(unsure) > 1
+    # fused scores flat (BM25's ranks alone), but BM25's own scores put inpainting far ahead
+    result = real.search("как дорисовать часть картинки по маске", 4)
+    assert result.lexical_runner_up is not None and result.lexical_runner_up < FOCUS_MARGIN
+    lexically_sure = await answerer.retrieve("как дорисовать часть картинки по маске", [])
+    assert lexically_sure is not None and {e.concept for e in lexically_sure} == {"inpainting"}
 
 
 class ScriptedBackend:
@@ -291,7 +297,7 @@ async def test_an_ungrounded_answer_is_retried_with_the_best_concept_only() -> N
     replies = ("Bananas are yellow and grow on trees.", "NVLink is NVIDIA's high-speed GPU-to-GPU interconnect [1].")
     backend = ScriptedBackend(*replies)
     answerer = Answerer(_two_concepts(), backend, max_tokens=24, timeout_s=60)  # type: ignore[arg-type]
-    events = await collect(answerer, "NVLink GPU interconnect bus bandwidth", key=None)
+    events = await collect(answerer, "multi-GPU interconnect bandwidth", key=None)
     answer = final(events)
     assert answer.status == "answered" and answer.grounded
     assert [s.id for s in answer.sources] == ["nvlink"]
@@ -304,7 +310,7 @@ async def test_an_ungrounded_answer_is_retried_with_the_best_concept_only() -> N
 async def test_a_retry_that_is_still_ungrounded_falls_back_to_the_definitions() -> None:
     backend = ScriptedBackend("Bananas are yellow.", "Apples are red.")
     answerer = Answerer(_two_concepts(), backend, max_tokens=24, timeout_s=60)  # type: ignore[arg-type]
-    answer = final(await collect(answerer, "NVLink GPU interconnect bus bandwidth", key=None))
+    answer = final(await collect(answerer, "multi-GPU interconnect bandwidth", key=None))
     assert answer.status == "fallback" and not answer.grounded and len(backend.prompts) == 2
     assert "NVLink" in answer.text and "900 GB/s" in answer.text
 
