@@ -168,7 +168,8 @@ class Phase:
         expected = {chat_id: len(steps) for chat_id, steps in self.plan.items()}
         replies: dict[int, int] = defaultdict(int)
         for call in stub.calls:
-            if call.method == "sendMessage" and call.params.get("chat_id") in expected:
+            # a /fit answer is one photo message (the chart captioned with the breakdown)
+            if call.method in ("sendMessage", "sendPhoto") and call.params.get("chat_id") in expected:
                 replies[int(call.params["chat_id"])] += 1
         lost = sum(max(0, n - replies[c]) for c, n in expected.items())
         duplicated = sum(max(0, replies[c] - n) for c, n in expected.items())
