@@ -390,7 +390,7 @@ class Answerer:
             out.put_nowait(result)
 
     def _finish(self, gen: _Generation, entries: list[GlossaryEntry], lang: Lang) -> Answer:
-        text, cited = ground_citations(gen.text, entries)
+        text, cited = ground_citations(gen.text, entries, lang)
         # The sources list holds only the cited entries, so the brackets are renumbered to match it.
         text = renumber_citations(text, cited)
         if gen.failure == "cancelled":

@@ -238,7 +238,8 @@ def _support(sentence_words: set[str], entry_words: set[str]) -> float:
     return len(sentence_words & entry_words) / len(sentence_words) if sentence_words else 0.0
 
 
-def ground_citations(text: str, entries: Sequence[GlossaryEntry]) -> tuple[str, list[int]]:
+def ground_citations(text: str, entries: Sequence[GlossaryEntry], answer_lang: Lang | None = None,
+                     ) -> tuple[str, list[int]]:
     """Check each sentence's citations against the content of the cited entries.
 
     A citation stays only when the entry supports the sentence (shared content lemmas); a sentence whose
@@ -272,6 +273,8 @@ def ground_citations(text: str, entries: Sequence[GlossaryEntry]) -> tuple[str, 
                 if scores[n - 1] >= MIN_SUPPORT and scores[n - 1] >= RELATIVE_SUPPORT * top]
         if not kept and top >= STRONG_SUPPORT:
             kept = [scores.index(top) + 1]
+        if not kept:
+            kept = _attribute_across_languages(body, sentence_key, entries, entry_names, answer_lang)
         for n in kept:
             if n not in cited:
                 cited.append(n)
@@ -281,6 +284,28 @@ def ground_citations(text: str, entries: Sequence[GlossaryEntry]) -> tuple[str, 
             body = f"{stripped} {marks}{body[len(stripped):]}"
         out.append(body)
     return " ".join(out).strip(), cited
+
+
+def _attribute_across_languages(body: str, sentence_key: str, entries: Sequence[GlossaryEntry],
+                                entry_names: Sequence[Sequence[str]], answer_lang: Lang | None) -> list[int]:
+    """An English sentence over Russian entries (or the reverse) shares no lemmas with its source, so word
+    overlap cannot show support: there, a sentence that names exactly one concept's term or alias is
+    attributed to that concept's first entry. Measured: the default model translates a Russian entry
+    faithfully ("Docker is a platform for creating and running containers — isolated environments with
+    applications and dependencies") and leaves out the bracket, which made most English answers fall back.
+    Only a sentence in the requested answer language qualifies: a Russian question answered in English is
+    a wrong answer (the retry restates the rules in Russian), not a translation.
+    """
+    named = [index for index, names in enumerate(entry_names) if any(name in sentence_key for name in names)]
+    if not named or len({entries[index].concept for index in named}) != 1:
+        return []
+    first = named[0]
+    sentence_lang = detect_lang(body)
+    if sentence_lang == detect_lang(entries[first].definition):
+        return []  # same language: the lemma check has already spoken
+    if answer_lang is not None and sentence_lang != answer_lang:
+        return []
+    return [first + 1]
 
 
 def renumber_citations(text: str, cited: Sequence[int]) -> str:

@@ -93,7 +93,21 @@ def test_citations_must_be_supported_by_the_cited_entry() -> None:
     # an English sentence naming the term keeps its (correct) citation over Russian entries
     assert ground_citations("NVLink links NVIDIA GPUs at high speed. [3]", entries)[1] == [3]
     # out-of-range numbers never survive
-    assert ground_citations("NVLink is fast [9].", entries)[1] == []
+    assert ground_citations("It is fast [9].", entries)[1] == []
+
+
+def test_a_translated_sentence_is_attributed_by_the_one_term_it_names() -> None:
+    entries = [PAGED, VLLM, NVLINK]
+    # English over Russian entries: no shared lemmas, but it names exactly one concept
+    text, cited = ground_citations("NVLink is NVIDIA's high-speed bus between GPUs, up to 900 GB/s.", entries)
+    assert cited == [3] and text.endswith("[3].")
+    # two concepts named: ambiguous, so no attribution
+    assert ground_citations("NVLink and vLLM are different things.", entries)[1] == []
+    # an English sentence answering a Russian question is a wrong-language answer, not a translation
+    assert ground_citations("NVLink is NVIDIA's high-speed bus.", entries, "ru")[1] == []
+    assert ground_citations("NVLink is NVIDIA's high-speed bus.", entries, "en")[1] == [3]
+    # same language: the lemma check decides, naming the term is not enough
+    assert ground_citations("NVLink — это что-то совсем другое.", entries)[1] == []
 
 
 def test_citations_are_renumbered_to_match_the_sources_list() -> None:
