@@ -9,13 +9,13 @@ the bot that uploaded them), and a drawn PNG is cached by :func:`gpu.fit.chart.r
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from typing import Any
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.types import BufferedInputFile, Message
 
+from anchorgpu.lru import LRUCache
 from bot.streaming import Target, reply_parameters, with_retry_after
 from gpu.fit.chart import ChartKey, chart_key, render_chart
 from gpu.fit.engine import FitResult
@@ -25,8 +25,7 @@ CAPTION_LIMIT = 1024  # visible UTF-16 units, like the 4096 of a text message
 
 class ChartPhotos:
     def __init__(self, max_remembered: int = 2048) -> None:
-        self._file_ids: OrderedDict[tuple[int, ChartKey], str] = OrderedDict()
-        self._max = max_remembered
+        self._file_ids: LRUCache[tuple[int, ChartKey], str] = LRUCache(max_remembered)
 
     async def send(self, bot: Bot, target: Target, result: FitResult, caption: str, *,
                    reply: bool = True, reply_markup: Any = None) -> Message:
@@ -34,20 +33,17 @@ class ChartPhotos:
         key = (bot.id, chart_key(result))
         file_id = self._file_ids.get(key)
         if file_id is not None:
-            self._file_ids.move_to_end(key)
             try:
                 return await self._send(bot, target, file_id, caption, reply, reply_markup)
             except TelegramBadRequest as exc:
                 if "file" not in exc.message.lower():
                     raise
-                self._file_ids.pop(key, None)
+                self._file_ids.discard(key)
         png = await asyncio.to_thread(render_chart, result)
         sent = await self._send(bot, target, BufferedInputFile(png, filename="fit.png"), caption, reply,
                                 reply_markup)
         if sent.photo:
-            self._file_ids[key] = sent.photo[-1].file_id
-            if len(self._file_ids) > self._max:
-                self._file_ids.popitem(last=False)
+            self._file_ids.put(key, sent.photo[-1].file_id)
         return sent
 
     @staticmethod

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from anchorgpu.lru import LRUCache
 from anchorgpu.settings import Settings
 from rag.dense import Embedder, get_embedder
 from rag.gate import DEFAULT_THRESHOLDS, GateEvidence, GateThresholds
@@ -86,8 +85,7 @@ class HybridRetriever:
         self.names = NameIndex([e.names for e in self.entries], [compound_parts(e) for e in self.entries],
                                known_words={w for e in self.entries for w in words(e.definition)})
         self.bm25 = Bm25Index([e.passage() for e in self.entries])
-        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        self._query_vectors: LRUCache[str, np.ndarray] = LRUCache(QUERY_CACHE)
 
     @property
     def size(self) -> int:
@@ -96,26 +94,19 @@ class HybridRetriever:
     def _query_vector(self, query: str) -> np.ndarray | None:
         if self.embedder is None:
             return None
-        with self._cache_lock:
-            cached = self._query_vectors.get(query)
-            if cached is not None:
-                self._query_vectors.move_to_end(query)
-                return cached
+        cached = self._query_vectors.get(query)
+        if cached is not None:
+            return cached
         vector = self.embedder.encode_query(query)
-        with self._cache_lock:
-            self._query_vectors[query] = vector
-            while len(self._query_vectors) > QUERY_CACHE:
-                self._query_vectors.popitem(last=False)
+        self._query_vectors.put(query, vector)
         return vector
 
     def clear_query_cache(self) -> None:
-        with self._cache_lock:
-            self._query_vectors.clear()
+        self._query_vectors.clear()
 
     def remember_query_vector(self, query: str, vector: np.ndarray) -> None:
         """Seeds the query-embedding cache (the scaling benchmark reuses vectors across glossaries)."""
-        with self._cache_lock:
-            self._query_vectors[query] = vector
+        self._query_vectors.put(query, vector)
 
     def _dense(self, query: str, k: int) -> Ranked:
         vector = self._query_vector(query)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections import OrderedDict
 from typing import Any
 
 from aiogram import Router
 from aiogram.types import InlineQuery, InlineQueryResultArticle, InputTextMessageContent
 
+from anchorgpu.lru import LRUCache
 from anchorgpu.texts import Lang
 from bot.rendering import render_card, split_html
 
@@ -34,27 +34,9 @@ def cards(hits: list[Any], lang: Lang) -> list[Any]:
     return results
 
 
-class CardCache:
-    """Recent inline answers by query and language. The glossary does not change while the bot runs,
-    and people type and retype the same few terms, so a repeat skips retrieval and rendering."""
-
-    def __init__(self, size: int = 512) -> None:
-        self._cards: OrderedDict[tuple[str, Lang], list[Any]] = OrderedDict()
-        self._size = size
-
-    def get(self, key: tuple[str, Lang]) -> list[Any] | None:
-        cards = self._cards.get(key)
-        if cards is not None:
-            self._cards.move_to_end(key)
-        return cards
-
-    def put(self, key: tuple[str, Lang], value: list[Any]) -> None:
-        self._cards[key] = value
-        if len(self._cards) > self._size:
-            self._cards.popitem(last=False)
-
-
-CARDS = CardCache()
+# Recent inline answers by query and language. The glossary does not change while the bot runs, and
+# people type and retype the same few terms, so a repeat skips retrieval and rendering.
+CARDS: LRUCache[tuple[str, Lang], list[Any]] = LRUCache(512)
 
 
 @router.inline_query()
