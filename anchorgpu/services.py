@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from anchorgpu.db import create_engine
+from anchorgpu.db import create_engine, dispose_engine
 from anchorgpu.settings import Settings
 
 if TYPE_CHECKING:
@@ -72,4 +72,4 @@ class Services:
         if self.answerer is not None:
             await self.answerer.aclose()
         if self.engine is not None:
-            await self.engine.dispose()
+            await dispose_engine(self.engine)

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from anchorgpu.batching import MicroBatcher
-from anchorgpu.db import Base
+from anchorgpu.db import Base, run_in_transaction
 from anchorgpu.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -81,8 +81,8 @@ class SqlAlchemyStorage(BaseStorage):
 
     async def _read_states(self, keys: list[str]) -> list[str | None]:
         await self._ensure_schema()
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(self._select_states, {"keys": list(dict.fromkeys(keys))})).all()
+        params = {"keys": list(dict.fromkeys(keys))}
+        rows = await run_in_transaction(self.engine, lambda conn: conn.execute(self._select_states, params).all())
         states = {row.key: cast(str | None, row.state) for row in rows}
         return [states.get(key) for key in keys]
 

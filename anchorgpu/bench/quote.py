@@ -59,7 +59,7 @@ def _time(fn: Callable[[], object]) -> float:
 
 
 async def _stored(count: int) -> dict[str, Any]:
-    from anchorgpu.db import create_engine
+    from anchorgpu.db import create_engine, dispose_engine
     from gpu.quote.service import QuoteService
 
     with tempfile.TemporaryDirectory(prefix="bench-quote-") as tmp:
@@ -84,7 +84,7 @@ async def _stored(count: int) -> dict[str, Any]:
             read.append(time.perf_counter() - start)
             assert again.replayed and again.quote_id == issued.quote_id and got is not None
         stored = await service.store.count("bench")
-        await engine.dispose()
+        await dispose_engine(engine)
     return {"store_new": _summary(new), "store_replay": _summary(replay), "read_back": _summary(read),
             "stored_quotes": stored}
 

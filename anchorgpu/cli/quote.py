@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from anchorgpu.cli._common import print_json
-from anchorgpu.db import create_engine
+from anchorgpu.db import create_engine, dispose_engine
 from anchorgpu.settings import get_settings
 from anchorgpu.texts import Lang
 
@@ -70,7 +70,7 @@ async def _quote(text: str, owner: str, key: str | None) -> tuple[int, dict[str,
         return (EXIT_CONFLICT, {"error": str(exc), "code": "idempotency_conflict",
                                 "quote_id": exc.original.quote_id}, render_conflict(exc, lang, html=False))
     finally:
-        await engine.dispose()
+        await dispose_engine(engine)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from anchorgpu.batching import MicroBatcher
-from anchorgpu.db import Base
+from anchorgpu.db import Base, run_in_transaction
 
 PROCESSING = "processing"
 DONE = "done"
@@ -93,8 +93,8 @@ class SqlUpdateClaims:
                 for update_id in dict.fromkeys(update_ids)]
         statement = (self._insert(table).values(rows)
                      .on_conflict_do_nothing(index_elements=[table.c.update_id]).returning(table.c.update_id))
-        async with self._engine.begin() as conn:
-            inserted = set((await conn.execute(statement)).scalars())
+        inserted = await run_in_transaction(self._engine,
+                                            lambda conn: set(conn.execute(statement).scalars()))
         results = []
         for update_id in update_ids:
             results.append(update_id in inserted)
@@ -137,15 +137,15 @@ class SqlUpdateClaims:
             await asyncio.sleep(min(0.5, self.lease_s / 4))
 
     async def heartbeat(self, update_ids: Collection[int]) -> None:
-        async with self._engine.begin() as conn:
-            await conn.execute(self._refresh, {"ids": list(update_ids), "now": time.time()})
+        params = {"ids": list(update_ids), "now": time.time()}
+        await run_in_transaction(self._engine, lambda conn: conn.execute(self._refresh, params))
 
     async def complete(self, update_id: int) -> None:
         await self._done_batcher.submit(update_id)
 
     async def _complete_batch(self, update_ids: list[int]) -> list[None]:
-        async with self._engine.begin() as conn:
-            await conn.execute(self._mark_done, {"ids": list(dict.fromkeys(update_ids)), "now": time.time()})
+        params = {"ids": list(dict.fromkeys(update_ids)), "now": time.time()}
+        await run_in_transaction(self._engine, lambda conn: conn.execute(self._mark_done, params))
         return [None] * len(update_ids)
 
     async def release(self, update_id: int) -> None:

@@ -28,6 +28,7 @@ from typing import cast
 
 from sqlalchemy import (
     BigInteger,
+    Connection,
     DateTime,
     ForeignKey,
     Index,
@@ -45,7 +46,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from anchorgpu.batching import MicroBatcher
-from anchorgpu.db import Base
+from anchorgpu.db import Base, run_in_transaction
 from gpu.quote.engine import Quote, quote_from_payload, quote_to_payload
 from gpu.quote.request import QuoteInputError, QuoteRequest
 
@@ -213,18 +214,22 @@ class QuoteStore:
         """One transaction: every quote row, then their key rows where the key is free, then the quotes
         whose key was taken are removed again. True for a stored quote, False for a taken key."""
         keyed = [item for item in batch if item.key_row is not None]
-        async with self.engine.begin() as conn:
-            await conn.execute(insert(QUOTES), [item.row for item in batch])
-            claimed: set[str] = set()
-            if keyed:
-                # the UNIQUE (owner, key) primary key decides which concurrent request wins
-                statement = (self._insert_dialect(KEYS).values([item.key_row for item in keyed])
-                             .on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
-                             .returning(KEYS.c.quote_id))
-                claimed = set((await conn.execute(statement)).scalars())
-                refused = [item.quote_id for item in keyed if item.quote_id not in claimed]
-                if refused:
-                    await conn.execute(delete(QUOTES).where(QUOTES.c.id.in_(refused)))
+
+        def store(conn: Connection) -> set[str]:
+            conn.execute(insert(QUOTES), [item.row for item in batch])
+            if not keyed:
+                return set()
+            # the UNIQUE (owner, key) primary key decides which concurrent request wins
+            statement = (self._insert_dialect(KEYS).values([item.key_row for item in keyed])
+                         .on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
+                         .returning(KEYS.c.quote_id))
+            claimed = set(conn.execute(statement).scalars())
+            refused = [item.quote_id for item in keyed if item.quote_id not in claimed]
+            if refused:
+                conn.execute(delete(QUOTES).where(QUOTES.c.id.in_(refused)))
+            return claimed
+
+        claimed = await run_in_transaction(self.engine, store)
         return [item.key_row is None or item.quote_id in claimed for item in batch]
 
     def _replay_or_refuse(self, key: str, fingerprint: str, found: tuple[str, IssuedQuote]) -> IssuedQuote:
