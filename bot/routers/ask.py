@@ -20,7 +20,7 @@ from aiogram.types import Message
 
 from anchorgpu.texts import Lang, t
 from bot import metrics
-from bot.filters import AddressedQuestion, thread_of
+from bot.filters import AddressedQuestion, Sync, thread_of
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
 from bot.rendering import escape, render_answer
 from bot.streaming import AnswerStream, ChatPacer, Target, reply_html, send_html
@@ -49,7 +49,7 @@ async def on_ask(message: Message, command: CommandObject, bot: Bot, services: A
                           lang_explicit=lang_explicit, answer_length=answer_length)
 
 
-@router.message(F.text, AddressedQuestion())
+@router.message(Sync(F.text), AddressedQuestion())
 async def on_question(message: Message, question: str, bot: Bot, services: Any, pacer: ChatPacer, lang: Lang,
                       lang_explicit: bool, answer_length: AnswerLength) -> None:
     if not question:

@@ -25,6 +25,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, Message
 
 from anchorgpu.texts import Lang, t
 from bot.charts import CAPTION_LIMIT, CHART_PHOTOS
+from bot.filters import Sync
 from bot.rendering import escape, strip_tags, utf16_len
 from bot.routers import ask
 from bot.streaming import reply_html, target_of
@@ -123,7 +124,7 @@ def _is_model_file(message: Message) -> bool:
     return addressed and (name.endswith(".json") or name.endswith(".gguf"))
 
 
-@router.message(F.document, _is_model_file)
+@router.message(Sync(F.document), Sync(_is_model_file))
 async def on_model_file(message: Message, bot: Bot, lang: Lang, services: Any = None) -> None:
     document = message.document
     assert document is not None and document.file_name is not None

@@ -17,7 +17,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import Message
 
 from anchorgpu.texts import Lang, t
-from bot.filters import AddressedQuestion
+from bot.filters import AddressedQuestion, Sync
 from bot.rendering import escape
 from bot.streaming import reply_html
 from gpu.quote.render import money
@@ -62,12 +62,12 @@ def price_lines(quotes: Any, gpu_ids: list[str], lang: Lang) -> list[str]:
     return lines
 
 
-@router.message(Command("ask"), F.text.func(is_price_question))
+@router.message(Command("ask"), Sync(F.text.func(is_price_question)))
 async def on_ask_price(message: Message, command: CommandObject, lang: Lang = "ru", services: Any = None) -> None:
     await on_price_question(message, command.args or "", lang, services)
 
 
-@router.message(F.text, AddressedQuestion(), F.text.func(is_price_question))
+@router.message(Sync(F.text), AddressedQuestion(), Sync(F.text.func(is_price_question)))
 async def on_price_question(message: Message, question: str, lang: Lang = "ru", services: Any = None) -> None:
     quotes = getattr(services, "quotes", None)
     if quotes is None:

@@ -21,7 +21,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from aiogram import Bot, F, Router
-from aiogram.filters import Command, CommandObject
+from aiogram.filters import Command, CommandObject, StateFilter
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
@@ -30,6 +30,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from anchorgpu.services import Services
 from anchorgpu.texts import Lang, t
 from bot.faultpoints import crash_point
+from bot.filters import Sync
 from bot.rendering import escape
 from gpu.quote.duration import Duration, Unit
 from gpu.quote.render import (
@@ -285,7 +286,7 @@ async def on_flow_duration(callback: CallbackQuery, state: FSMContext, lang: Lan
     await callback.answer()
 
 
-@router.message(QuoteFlow.duration, F.text, ~F.text.startswith("/"))
+@router.message(StateFilter(QuoteFlow.duration), Sync(F.text), Sync(~F.text.startswith("/")))
 async def on_flow_typed_duration(message: Message, state: FSMContext, lang: Lang = "ru",
                                  services: Services | None = None) -> None:
     quotes = _quotes(services)
@@ -374,7 +375,7 @@ async def on_flow_cancel(callback: CallbackQuery, state: FSMContext, lang: Lang 
     await callback.answer()
 
 
-@router.callback_query(F.data.startswith("quote:"))
+@router.callback_query(Sync(F.data.startswith("quote:")))
 async def on_quote_it(callback: CallbackQuery, state: FSMContext, bot: Bot, lang: Lang = "ru",
                       services: Services | None = None) -> None:
     """The /fit "quote it" button: ``quote:{gpu_id}:{count}`` lands at the duration step."""
@@ -418,7 +419,7 @@ _STEPS: tuple[tuple[str, State | None, StepHandler], ...] = (
 )
 
 
-@router.callback_query(F.data.startswith("qf:"))
+@router.callback_query(Sync(F.data.startswith("qf:")))
 async def on_flow_button(callback: CallbackQuery, state: FSMContext, lang: Lang = "ru",
                          services: Services | None = None) -> None:
     """Every flow button: checked against the saved step, one at a time per chat and user."""
