@@ -13,7 +13,6 @@ from typing import Any
 
 from aiogram import Bot, Dispatcher
 from aiogram.client.default import DefaultBotProperties
-from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ParseMode
 from aiogram.fsm.storage.base import BaseStorage
@@ -22,7 +21,7 @@ from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_applicati
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from anchorgpu.db import create_engine, create_schema
+from anchorgpu.db import create_engine, create_schema, dispose_engine
 from anchorgpu.services import Services
 from anchorgpu.settings import PUBLIC_BOT_API, Settings
 from bot import middlewares
@@ -34,6 +33,7 @@ from bot.preferences import PreferenceStore
 from bot.response_models import PinResponseModels
 from bot.retry import TransientErrorRetry
 from bot.routers import build_root_router
+from bot.session import JsonBodySession
 from bot.streaming import ChatPacer
 
 log = logging.getLogger(__name__)
@@ -43,9 +43,9 @@ def create_bot(settings: Settings) -> Bot:
     token = settings.telegram.bot_token
     if token is None:
         raise ValueError("TELEGRAM_BOT_TOKEN is not set")
-    session = AiohttpSession()
+    session = JsonBodySession()
     if settings.telegram.api_base != PUBLIC_BOT_API:
-        session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram.api_base))
+        session = JsonBodySession(api=TelegramAPIServer.from_base(settings.telegram.api_base))
     session.middleware(PinResponseModels())
     session.middleware(TransientErrorRetry())  # 5xx, dropped connections, 429: a reply is not lost to a hiccup
     return Bot(token.get_secret_value(), session=session,
@@ -79,7 +79,7 @@ class BotRuntime:
         await self.claims.aclose()
         await self.services.aclose()
         if self.owns_engine:
-            await self.engine.dispose()
+            await dispose_engine(self.engine)
 
 
 async def create_runtime(settings: Settings, services: Services | None = None) -> BotRuntime:

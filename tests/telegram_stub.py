@@ -44,6 +44,7 @@ class Call:
     params: dict[str, Any]
     ts: float
     files: dict[str, int] = field(default_factory=dict)  # field name -> size in bytes
+    content_type: str = ""
 
 
 @dataclass
@@ -334,7 +335,8 @@ class TelegramStub:
         params, files = await self._read_params(request)
         self.tokens_seen.add(token)
         if method != "getUpdates":
-            call = Call(method=method, params=params, ts=time.monotonic(), files=files)
+            call = Call(method=method, params=params, ts=time.monotonic(), files=files,
+                        content_type=request.content_type)
             self.calls.append(call)
             for listener in self.listeners:
                 listener(call)

@@ -1,4 +1,5 @@
-"""An in-process aiogram Bot talking HTTP to the Bot API stub (for streaming and rendering tests)."""
+"""An in-process aiogram Bot talking HTTP to the Bot API stub (for streaming and rendering tests), through the
+production session (JSON bodies, multipart uploads)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,16 @@ from collections.abc import AsyncIterator
 import pytest
 from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
-from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 
+from bot.session import JsonBodySession
 from tests.conftest import TEST_TOKEN
 from tests.telegram_stub import TelegramStub
 
 
 @pytest.fixture
 async def api_bot(stub: TelegramStub) -> AsyncIterator[Bot]:
-    session = AiohttpSession(api=TelegramAPIServer.from_base(stub.base_url))
+    session = JsonBodySession(api=TelegramAPIServer.from_base(stub.base_url))
     bot = Bot(TEST_TOKEN, session=session, default=DefaultBotProperties(parse_mode="HTML"))
     try:
         yield bot
