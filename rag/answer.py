@@ -212,7 +212,7 @@ class Answerer:
             else:
                 return None
         elif alone.in_scope:
-            hits = focus(list(alone.hits), alone.lexical_runner_up)
+            hits = focus(list(alone.hits), alone.lexical_runner_up, named=alone.names_first)
         else:
             return None
         entries = [hit.entry for hit in hits][: self.top_k]
@@ -430,7 +430,7 @@ class Answerer:
         return final
 
 
-def focus(hits: list[Hit], lexical_runner_up: float | None = None) -> list[Hit]:
+def focus(hits: list[Hit], lexical_runner_up: float | None = None, named: bool = False) -> list[Hit]:
     """The context for a question retrieval is sure about: the first concept's entries alone.
 
     Sure means the best hit of any other concept scores under ``FOCUS_MARGIN`` of the first, in the fused
@@ -438,15 +438,17 @@ def focus(hits: list[Hit], lexical_runner_up: float | None = None) -> list[Hit]:
     BM25's rank alone, which hides how far ahead the first hit is). A small model given distractors next
     to the right entry often copies a distractor (measured with the default 0.5B model: "что такое
     скорость обучения" answered from the batch-size entry); given the one concept (several seed files may
-    define it), it paraphrases that. When retrieval is unsure, the model sees every hit and the citations
-    show which one it used.
+    define it), it paraphrases that. ``named``: the question asks about the first concept by name
+    (:attr:`SearchResult.names_first`); "what is fine tuning" was answered from the "RAG и fine-tuning"
+    comparison entry when both were in the context. When retrieval is unsure, the model sees every hit and
+    the citations show which one it used.
     """
     if not hits:
         return hits
     concept = hits[0].entry.concept
     others = [hit for hit in hits if hit.entry.concept != concept]
     lexically_sure = lexical_runner_up is not None and lexical_runner_up < FOCUS_MARGIN
-    if others and others[0].score >= FOCUS_MARGIN * hits[0].score and not lexically_sure:
+    if others and others[0].score >= FOCUS_MARGIN * hits[0].score and not lexically_sure and not named:
         return hits
     return [hit for hit in hits if hit.entry.concept == concept]
 

@@ -6,7 +6,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bm25s
 import numpy as np
@@ -27,6 +27,7 @@ class Ranked:
     order: list[int]
     scores: list[float]
     evidence: float  # how strongly the best match supports "this question is about the glossary" (0..1)
+    spans: list[frozenset[int]] = field(default_factory=list)  # names only: the question words each matched
 
 
 class Bm25Index:
@@ -162,7 +163,8 @@ class NameIndex:
         if scored:
             # for the gate a sure name counts even inside a long question: half weight on coverage
             evidence = scored[0][2] * 0.5 + scored[0][1] * 0.5
-        return Ranked([p for p, _, _ in scored], [s for _, s, _ in scored], evidence)
+        return Ranked([p for p, _, _ in scored], [s for _, s, _ in scored], evidence,
+                      [frozenset(covered[p]) for p, _, _ in scored])
 
     def _fuzzy_candidates(self, key: str) -> list[str]:
         low, high = math.ceil(len(key) * 0.72), math.floor(len(key) * 1.39)

@@ -300,12 +300,21 @@ def _attribute_across_languages(body: str, sentence_key: str, entries: Sequence[
     if not named or len({entries[index].concept for index in named}) != 1:
         return []
     first = named[0]
-    sentence_lang = detect_lang(body)
+    sentence_lang = _prevailing_lang(body)
     if sentence_lang == detect_lang(entries[first].definition):
         return []  # same language: the lemma check has already spoken
     if answer_lang is not None and sentence_lang != answer_lang:
         return []
     return [first + 1]
+
+
+def _prevailing_lang(sentence: str) -> Lang:
+    """The language most of a sentence's letters are in. :func:`detect_lang` is made for short questions,
+    where four Cyrillic letters decide; a model's English sentence with one half-translated word
+    ("stores the KV cache in non-smежных blocks") is still English."""
+    cyrillic = len(_CYRILLIC.findall(sentence))
+    latin = len(_LATIN.findall(sentence))
+    return "ru" if cyrillic > latin else "en"
 
 
 def renumber_citations(text: str, cited: Sequence[int]) -> str:

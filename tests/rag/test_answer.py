@@ -336,3 +336,24 @@ async def test_a_russian_answer_in_english_is_retried_under_russian_rules() -> N
     answer = final(await collect(answerer, "что такое NVLink?", key=None))
     assert answer.status == "answered" and answer.lang == "ru" and "шина" in answer.text
     assert seen[0] != SYSTEM_RULES_RU and seen[1] == SYSTEM_RULES_RU
+
+
+async def test_a_question_that_names_one_concept_gets_only_that_concept() -> None:
+    from anchorgpu.settings import get_settings
+    from rag.retriever import build_retriever
+
+    real = await asyncio.to_thread(build_retriever, get_settings())
+    answerer = make_answerer(real, None)
+    # "fine tuning" is also a side of the "RAG и fine-tuning" comparison, which the model used to cite
+    named = real.search("what is fine tuning", 4)
+    assert named.names_first and {h.entry.concept for h in named.hits} != {"fine-tuning"}
+    context = await answerer.retrieve("what is fine tuning", [])
+    assert context is not None and {e.concept for e in context} == {"fine-tuning"}
+    # a name inside a longer one is not a second concept
+    assert real.search("what is paged attention", 4).names_first
+    # both sides of a comparison name the comparison
+    compared = await answerer.retrieve("чем GGUF отличается от GGML", [])
+    assert compared is not None and {e.concept for e in compared} == {"ggml-vs-gguf"}
+    # a name that is only a small part of the question does not decide
+    assert not real.search("шина между видеокартами на 900 ГБ/с", 4).names_first
+    assert not real.search("лора поверх четырёхбитной модели", 4).names_first
