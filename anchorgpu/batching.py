@@ -25,9 +25,13 @@ class MicroBatcher(Generic[K, R]):
     item; if it raises, every caller in that batch gets the exception.
     """
 
-    def __init__(self, run_batch: Callable[[list[K]], Awaitable[Sequence[R]]], max_batch: int = 256) -> None:
+    def __init__(self, run_batch: Callable[[list[K]], Awaitable[Sequence[R]]], max_batch: int = 256,
+                 linger_s: float = 0.0) -> None:
         self._run_batch = run_batch
         self._max_batch = max_batch
+        # > 0: the first item of a batch waits this long for company (for writes nobody waits on)
+        self._linger_s = linger_s
+        self._timer: asyncio.TimerHandle | None = None
         self._pending: list[tuple[K, asyncio.Future[R]]] = []
         self._worker: asyncio.Task[None] | None = None
         self._kick_scheduled = False
@@ -39,11 +43,15 @@ class MicroBatcher(Generic[K, R]):
         if self._worker is None and not self._kick_scheduled:
             # After the tasks already scheduled for this turn have queued their items too.
             self._kick_scheduled = True
-            loop.call_soon(self._kick)
+            if self._linger_s > 0:
+                self._timer = loop.call_later(self._linger_s, self._kick)
+            else:
+                loop.call_soon(self._kick)
         return await future
 
     def _kick(self) -> None:
         self._kick_scheduled = False
+        self._timer = None
         if self._worker is None and self._pending:
             self._worker = asyncio.get_running_loop().create_task(self._drain())
 
@@ -74,6 +82,10 @@ class MicroBatcher(Generic[K, R]):
                 self._kick()
 
     async def aclose(self) -> None:
+        """Runs what is still waiting (a lingering batch at once) and waits for it."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._kick()
         worker = self._worker
         if worker is not None:
             await asyncio.gather(worker, return_exceptions=True)

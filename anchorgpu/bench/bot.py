@@ -158,8 +158,19 @@ async def _settle(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
+def _cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU time of a process so far (Linux /proc), None where unavailable."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def measure(stub: Any, updates: int, latency_updates: int, concurrency: int, chat_base: int,
-                  kinds: tuple[str, ...]) -> dict[str, Any]:
+                  kinds: tuple[str, ...], pid: int | None = None) -> dict[str, Any]:
     replies = Replies(stub)
     chats = itertools.count(chat_base)
     # warm-up: first calls load catalogs, fonts, caches
@@ -178,13 +189,18 @@ async def measure(stub: Any, updates: int, latency_updates: int, concurrency: in
         while (index := next(counter)) < updates:
             await _one(stub, replies, index, next(chats), kinds)
 
+    cpu_before = _cpu_seconds(pid)
     started = time.monotonic()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     elapsed = time.monotonic() - started
+    cpu_after = _cpu_seconds(pid)
     stub.listeners.remove(replies.on_call)
     every = sorted(itertools.chain.from_iterable(latencies.values()))
+    cpu_ms = None if cpu_before is None or cpu_after is None else round(1000 * (cpu_after - cpu_before) / updates, 2)
     return {
         "updates_per_s": round(updates / elapsed, 1),
+        # the bot process's CPU (all threads) per update during the throughput pass
+        "cpu_ms_per_update": cpu_ms,
         "latency_ms": {"p50": _ms(statistics.median(every)), "p95": _ms(percentile(every, 95)),
                        "p99": _ms(percentile(every, 99))},
         "p95_ms_by_kind": {kind: _ms(percentile(values, 95)) for kind, values in sorted(latencies.items())},
@@ -251,7 +267,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             proc = await _start(argv, _env(stub, state, **extra), stub, root / f"{name}.log")
             try:
                 result[name] = await measure(stub, args.updates, args.latency_updates, args.concurrency,
-                                             chat_base=10_000, kinds=tuple(args.kinds.split(",")))
+                                             chat_base=10_000, kinds=tuple(args.kinds.split(",")), pid=proc.pid)
                 if name == "ours" and args.llm_chats:
                     result["llm_concurrent"] = await concurrent_questions(stub, args.llm_chats)
             finally:

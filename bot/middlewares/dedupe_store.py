@@ -27,6 +27,9 @@ from anchorgpu.db import Base, run_in_transaction
 
 PROCESSING = "processing"
 DONE = "done"
+# Marking updates done waits up to this long to share one transaction. A crash inside the window leaves
+# the claim "processing" until its lease expires, as a crash just before the reply would.
+COMPLETION_LINGER_S = 0.05
 
 
 class UpdateClaims(Protocol):
@@ -73,11 +76,15 @@ class SqlUpdateClaims:
         table = self._table
         self._mark_done = (update(table).where(table.c.update_id.in_(bindparam("ids", expanding=True)))
                            .values(status=DONE, claimed_at=bindparam("now")))
+        self._claim_rows = (self._insert(table).on_conflict_do_nothing(index_elements=[table.c.update_id])
+                            .returning(table.c.update_id))
         self._refresh = (update(table).where(table.c.update_id.in_(bindparam("ids", expanding=True)),
                                              table.c.owner == self.owner, table.c.status == PROCESSING)
                          .values(claimed_at=bindparam("now")))
         self._claim_batcher: MicroBatcher[int, bool] = MicroBatcher(self._claim_batch)
-        self._done_batcher: MicroBatcher[int, None] = MicroBatcher(self._complete_batch)
+        # Nobody waits for "done" (the reply is out), so completions linger to share one transaction.
+        self._done_batcher: MicroBatcher[int, None] = MicroBatcher(self._complete_batch,
+                                                                   linger_s=COMPLETION_LINGER_S)
 
     async def claim(self, update_id: int) -> bool:
         if await self._claim_batcher.submit(update_id):
@@ -87,14 +94,12 @@ class SqlUpdateClaims:
 
     async def _claim_batch(self, update_ids: list[int]) -> list[bool]:
         """One INSERT for the batch; the ids it inserted are ours (a repeated id only once)."""
-        table = self._table
         now = time.time()
         rows = [{"update_id": update_id, "status": PROCESSING, "owner": self.owner, "claimed_at": now}
                 for update_id in dict.fromkeys(update_ids)]
-        statement = (self._insert(table).values(rows)
-                     .on_conflict_do_nothing(index_elements=[table.c.update_id]).returning(table.c.update_id))
+        # one prepared statement, many parameter sets: SQLAlchemy sends them as one multi-row INSERT
         inserted = await run_in_transaction(self._engine,
-                                            lambda conn: set(conn.execute(statement).scalars()))
+                                            lambda conn: set(conn.execute(self._claim_rows, rows).scalars()))
         results = []
         for update_id in update_ids:
             results.append(update_id in inserted)

@@ -27,6 +27,7 @@ class QuoteService:
     def __init__(self, engine: AsyncEngine, *, data_dir: Path | None = None, retention_hours: int = 24,
                  catalog: GPUCatalog | None = None, clock: Clock = utc_now) -> None:
         self.data_dir = data_dir or DEFAULT_DATA_DIR
+        self._prices_path = self.data_dir / "prices.yaml"
         self.catalog = catalog or load_gpu_catalog(self.data_dir)
         self.store = QuoteStore(engine, retention_hours)
         self.clock = clock
@@ -52,8 +53,10 @@ class QuoteService:
 
     def prices(self) -> PriceList:
         """The price list, re-read when the operator has changed the file (one stat() per call)."""
-        path = self.data_dir / "prices.yaml"
-        mtime = path.stat().st_mtime if path.exists() else -1.0
+        try:
+            mtime = self._prices_path.stat().st_mtime
+        except FileNotFoundError:
+            mtime = -1.0
         if self._prices is None or mtime != self._prices_mtime:
             self._prices = load_price_list(self.data_dir, set(self.catalog.ids()))
             self._prices_mtime = mtime

@@ -151,6 +151,10 @@ class QuoteStore:
         self._insert_dialect = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         # group commit: the quotes issued during one turn of the event loop share one transaction
         self._inserts: MicroBatcher[_NewQuote, bool] = MicroBatcher(self._insert_batch)
+        # the UNIQUE (owner, key) primary key decides which concurrent request wins; one prepared statement
+        # for any number of keys (SQLAlchemy sends the parameter sets as one multi-row INSERT)
+        self._claim_keys = (self._insert_dialect(KEYS).on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
+                            .returning(KEYS.c.quote_id))
 
     async def create_schema(self) -> None:
         async with self.engine.begin() as conn:
@@ -219,11 +223,8 @@ class QuoteStore:
             conn.execute(insert(QUOTES), [item.row for item in batch])
             if not keyed:
                 return set()
-            # the UNIQUE (owner, key) primary key decides which concurrent request wins
-            statement = (self._insert_dialect(KEYS).values([item.key_row for item in keyed])
-                         .on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
-                         .returning(KEYS.c.quote_id))
-            claimed = set(conn.execute(statement).scalars())
+            key_rows = [item.key_row for item in keyed if item.key_row is not None]
+            claimed = set(conn.execute(self._claim_keys, key_rows).scalars())
             refused = [item.quote_id for item in keyed if item.quote_id not in claimed]
             if refused:
                 conn.execute(delete(QUOTES).where(QUOTES.c.id.in_(refused)))

@@ -69,3 +69,18 @@ async def test_max_batch_splits_large_bursts() -> None:
     batcher = MicroBatcher(recorder, max_batch=3)
     assert await asyncio.gather(*(batcher.submit(n) for n in range(7))) == [n * 10 for n in range(7)]
     assert [len(b) for b in recorder.batches] == [3, 3, 1]
+
+
+async def test_lingering_batches_collect_calls_from_later_turns_and_flush_on_close() -> None:
+    recorder = Recorder()
+    batcher = MicroBatcher(recorder, linger_s=0.2)
+    early = asyncio.ensure_future(batcher.submit(1))
+    await asyncio.sleep(0.05)  # several loop turns later, still inside the window
+    late = asyncio.ensure_future(batcher.submit(2))
+    assert await early == 10 and await late == 20
+    assert recorder.batches == [[1, 2]]
+    waiting = asyncio.ensure_future(batcher.submit(3))
+    await asyncio.sleep(0)
+    await batcher.aclose()  # shutting down does not wait out the window, nor drop the item
+    assert waiting.done() and waiting.result() == 30
+    assert recorder.batches == [[1, 2], [3]]

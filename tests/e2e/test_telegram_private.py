@@ -45,17 +45,6 @@ async def test_a_vram_question_in_plain_chat_goes_to_fit(tg: tuple[TelegramStub,
     assert not stub.calls_to("sendMessageDraft", 4002), "the LLM was not involved"
 
 
-async def test_stop_cancels_my_answer(tg: tuple[TelegramStub, BotProcess]) -> None:
-    stub, _ = tg
-    stub.message_update("Explain tensor parallelism", chat_id=4003, user_id=4003, language_code="en")
-    await stub.wait_for("sendChatAction", lambda c: c.params.get("chat_id") == 4003, timeout=60)
-    stub.message_update("/stop", chat_id=4003, user_id=4003, language_code="en")
-    texts = await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == 4003, timeout=120, count=2)
-    joined = " ".join(parse_html(c.params["text"]) for c in texts)
-    assert "Stopping your answer" in joined or "nothing to stop" in joined
-    assert "stopped" in joined.lower()
-
-
 async def test_inline_query_returns_glossary_cards(tg: tuple[TelegramStub, BotProcess]) -> None:
     stub, _ = tg
     stub.inline_update("kv cache", user_id=4004, language_code="en")

@@ -30,7 +30,7 @@ import pytest
 from anchorgpu.bench._cluster import free_port, private_message, scratch_postgres
 from tests.conftest import REPO_ROOT, BotProcess, bot_env
 from tests.faults.saboteurs import CuttableProxy, SaboteurLLM
-from tests.telegram_stub import Fault, TelegramStub
+from tests.telegram_stub import Fault, TelegramStub, parse_html
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -118,6 +118,21 @@ async def test_llm_crash_then_recovery_without_bot_restart(llm_bot: LLMBot) -> N
     await llm_bot.llm.start()  # same port: the bot's next request reaches it
     answer = await reply_to(llm_bot.stub, "What is HBM memory?", timeout=60)
     assert "stacked GPU memory" in answer and "⚠️" not in answer, answer
+
+
+async def test_stop_cancels_my_answer_while_it_streams(llm_bot: LLMBot) -> None:
+    # a slow model (a word every 0.5 s) makes "while it streams" certain; the real small model can finish
+    # before a /stop sent after its first token arrives
+    llm_bot.llm.mode = "slow"
+    stub, chat = llm_bot.stub, 7301
+    stub.message_update("What is HBM memory?", chat_id=chat, user_id=chat, language_code="en")
+    await stub.wait_for("sendMessageDraft", lambda c: c.params.get("chat_id") == chat, timeout=60)
+    stub.message_update("/stop", chat_id=chat, user_id=chat, language_code="en")
+    texts = await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == chat, timeout=60, count=2)
+    joined = " ".join(parse_html(c.params["text"]) for c in texts)
+    assert "Stopping your answer" in joined and "stopped" in joined.lower(), joined
+    assert "stacked GPU memory with very high bandwidth" not in joined  # the rest was never generated
+    llm_bot.llm.mode = "ok"
 
 
 @pytest.mark.parametrize("fault", [Fault(status=429, retry_after=1), Fault(status=500), Fault(status=502),
