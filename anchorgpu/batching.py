@@ -1,11 +1,12 @@
 """Group commit for small database operations made by concurrent tasks.
 
 Every handled update claims its ``update_id``, reads its FSM state and later marks itself done: one tiny
-statement each. Run one by one, each costs a pool checkout, a transaction and several thread hand-offs
-(aiosqlite), which together dwarfed the handlers in ``anchorgpu bench bot``. A :class:`MicroBatcher`
-collects the calls made during one turn of the event loop (aiogram starts every update of a
-``getUpdates`` batch in the same turn) and runs them as one statement; calls that arrive while a batch is
-in flight form the next one. Nothing is delayed by a timer, so a lone call costs one loop turn more.
+statement each. Run one by one, each costs a transaction of its own (see
+:func:`anchorgpu.db.run_in_transaction`). A :class:`MicroBatcher` collects the calls made during one turn
+of the event loop (aiogram starts every update of a ``getUpdates`` batch in the same turn) and runs them
+as one statement; calls that arrive while a batch is in flight form the next one. By default nothing is
+delayed by a timer, so a lone call costs one loop turn more; writes nobody waits for (marking an update
+done) may ``linger`` a few milliseconds to collect more company.
 """
 
 from __future__ import annotations
