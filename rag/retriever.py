@@ -190,7 +190,8 @@ class HybridRetriever:
     def _names_first(self, names: Ranked | None, hits: list[Hit]) -> bool:
         """True when the only concept the question names is the first hit's, and the question is about
         that name: it covers most of the question ("what is fine tuning"), or the first hit is a comparison
-        whose sides are both named ("чем GGUF отличается от GGML").
+        named by its sides ("чем GGUF отличается от GGML"; a side asked alone names its own entry, which
+        beats the comparison's weaker match of the same words).
 
         A name inside a longer name is not a second concept ("attention" in "paged attention"), nor is the
         same words matched more weakly (the "fine-tuning" side of "RAG и fine-tuning" in "what is fine
