@@ -25,8 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, event
+from sqlalchemy import Connection, Engine, Table, event
 from sqlalchemy import create_engine as create_sync_engine
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
@@ -75,6 +76,11 @@ def create_engine(url: str) -> AsyncEngine:
             _FAST_PATHS[engine] = SqliteFastPath(path)
         return engine
     return create_async_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def conflict_insert(engine: AsyncEngine, table: Table) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT that takes ``ON CONFLICT`` clauses, in the engine's dialect (PostgreSQL or SQLite)."""
+    return postgresql.insert(table) if engine.dialect.name == "postgresql" else sqlite.insert(table)
 
 
 async def dispose_engine(engine: AsyncEngine) -> None:
@@ -159,15 +165,10 @@ class SqliteFastPath:
             log.warning("WAL checkpoint failed: %s", future.exception())
 
     def close(self) -> None:
-        if self._inline is not None:
-            self._inline.close()
-
-        def close_worker() -> None:
-            if self._worker_conn is not None:
-                self._worker_conn.close()
-
-        self._worker.submit(close_worker)
-        self._worker.shutdown(wait=True)
+        self._worker.shutdown(wait=True)  # a running checkpoint or fallback finishes first
+        for conn in (self._inline, self._worker_conn):
+            if conn is not None:
+                conn.close()
         self._inline_engine.dispose()
         self._worker_engine.dispose()
 

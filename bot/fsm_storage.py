@@ -16,13 +16,12 @@ from typing import Any, cast
 from aiogram.fsm.state import State
 from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, KeyBuilder, StateType, StorageKey
 from sqlalchemy import DateTime, String, Table, Text, bindparam, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from anchorgpu.batching import MicroBatcher
-from anchorgpu.db import Base, run_in_transaction
+from anchorgpu.db import Base, conflict_insert, run_in_transaction
 from anchorgpu.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -58,9 +57,7 @@ class SqlAlchemyStorage(BaseStorage):
         await self._ensure_schema()
         row = {"key": self.key_builder.build(key), "state": None, "data": "{}",
                "updated_at": dt.datetime.now(dt.UTC), **values}
-        dialect = self.engine.dialect.name
-        insert = postgresql.insert(FSM) if dialect == "postgresql" else sqlite.insert(FSM)
-        statement = insert.values(**row).on_conflict_do_update(
+        statement = conflict_insert(self.engine, FSM).values(**row).on_conflict_do_update(
             index_elements=[FSM.c.key], set_={**values, "updated_at": row["updated_at"]})
         async with self.engine.begin() as conn:
             await conn.execute(statement)

@@ -88,10 +88,14 @@ def neutralise(text: str) -> str:
     return text.strip()
 
 
+def _letter_counts(text: str) -> tuple[int, int]:
+    """Cyrillic and Latin letters in ``text``."""
+    return len(_CYRILLIC.findall(text)), len(_LATIN.findall(text))
+
+
 def detect_lang(text: str) -> Lang:
     """Russian when Cyrillic letters make up a fair share of the letters, English otherwise."""
-    cyrillic = len(_CYRILLIC.findall(text))
-    latin = len(_LATIN.findall(text))
+    cyrillic, latin = _letter_counts(text)
     if cyrillic == 0:
         return "en"
     return "ru" if cyrillic >= 0.3 * (cyrillic + latin) or cyrillic >= 4 else "en"
@@ -312,8 +316,7 @@ def _prevailing_lang(sentence: str) -> Lang:
     """The language most of a sentence's letters are in. :func:`detect_lang` is made for short questions,
     where four Cyrillic letters decide; a model's English sentence with one half-translated word
     ("stores the KV cache in non-smежных blocks") is still English."""
-    cyrillic = len(_CYRILLIC.findall(sentence))
-    latin = len(_LATIN.findall(sentence))
+    cyrillic, latin = _letter_counts(sentence)
     return "ru" if cyrillic > latin else "en"
 
 

@@ -17,13 +17,12 @@ from collections.abc import Collection
 from typing import Protocol
 
 from sqlalchemy import BigInteger, Float, String, Table, bindparam, delete, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from anchorgpu.batching import MicroBatcher
-from anchorgpu.db import Base, run_in_transaction
+from anchorgpu.db import Base, conflict_insert, run_in_transaction
 
 PROCESSING = "processing"
 DONE = "done"
@@ -72,11 +71,10 @@ class SqlUpdateClaims:
         self.lease_s = lease_s
         self.owner = owner or uuid.uuid4().hex
         self._claims_since_sweep = 0
-        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         table = self._table
         self._mark_done = (update(table).where(table.c.update_id.in_(bindparam("ids", expanding=True)))
                            .values(status=DONE, claimed_at=bindparam("now")))
-        self._claim_rows = (self._insert(table).on_conflict_do_nothing(index_elements=[table.c.update_id])
+        self._claim_rows = (conflict_insert(engine, table).on_conflict_do_nothing(index_elements=[table.c.update_id])
                             .returning(table.c.update_id))
         self._refresh = (update(table).where(table.c.update_id.in_(bindparam("ids", expanding=True)),
                                              table.c.owner == self.owner, table.c.status == PROCESSING)

@@ -41,12 +41,11 @@ from sqlalchemy import (
     insert,
     select,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from anchorgpu.batching import MicroBatcher
-from anchorgpu.db import Base, run_in_transaction
+from anchorgpu.db import Base, conflict_insert, run_in_transaction
 from gpu.quote.engine import Quote, quote_from_payload, quote_to_payload
 from gpu.quote.request import QuoteInputError, QuoteRequest
 
@@ -148,12 +147,12 @@ class QuoteStore:
             raise ValueError(f"idempotency keys must be kept at least {MIN_RETENTION_HOURS} h")
         self.engine = engine
         self.retention = dt.timedelta(hours=retention_hours)
-        self._insert_dialect = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         # group commit: the quotes issued during one turn of the event loop share one transaction
         self._inserts: MicroBatcher[_NewQuote, bool] = MicroBatcher(self._insert_batch)
         # the UNIQUE (owner, key) primary key decides which concurrent request wins; one prepared statement
         # for any number of keys (SQLAlchemy sends the parameter sets as one multi-row INSERT)
-        self._claim_keys = (self._insert_dialect(KEYS).on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
+        self._claim_keys = (conflict_insert(engine, KEYS)
+                            .on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
                             .returning(KEYS.c.quote_id))
 
     async def create_schema(self) -> None:
@@ -217,15 +216,14 @@ class QuoteStore:
     async def _insert_batch(self, batch: list[_NewQuote]) -> list[bool]:
         """One transaction: every quote row, then their key rows where the key is free, then the quotes
         whose key was taken are removed again. True for a stored quote, False for a taken key."""
-        keyed = [item for item in batch if item.key_row is not None]
+        keyed = [(item.quote_id, item.key_row) for item in batch if item.key_row is not None]
 
         def store(conn: Connection) -> set[str]:
             conn.execute(insert(QUOTES), [item.row for item in batch])
             if not keyed:
                 return set()
-            key_rows = [item.key_row for item in keyed if item.key_row is not None]
-            claimed = set(conn.execute(self._claim_keys, key_rows).scalars())
-            refused = [item.quote_id for item in keyed if item.quote_id not in claimed]
+            claimed = set(conn.execute(self._claim_keys, [key_row for _, key_row in keyed]).scalars())
+            refused = [quote_id for quote_id, _ in keyed if quote_id not in claimed]
             if refused:
                 conn.execute(delete(QUOTES).where(QUOTES.c.id.in_(refused)))
             return claimed
