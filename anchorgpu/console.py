@@ -1,4 +1,4 @@
-"""The local console chat: the bot's conversation over stdin/stdout, on the same services."""
+"""The local console chat: the bot's conversation over stdin/stdout, on the same services and views."""
 
 from __future__ import annotations
 
@@ -7,11 +7,18 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
-from anchorgpu.services import Services
-from anchorgpu.texts import Lang, t
+from anchorgpu.replies import reply_to_question
+from app.services import Services
+from app.views.fit import fit_reply
+from app.views.gpus import render_gpus
+from app.views.quote import render_conflict, render_input_error, render_issued, render_recent
+from gpu.quote.request import QuoteInputError
+from gpu.quote.store import IdempotencyConflictError
+from infra.i18n import Lang, t
 
 CommandHandler = Callable[[str], Awaitable[str]]
 CONSOLE_CONVERSATION = "console"
+CONSOLE_OWNER = "console:local"
 
 
 class ConsoleChat:
@@ -20,28 +27,34 @@ class ConsoleChat:
         self.lang: Lang = lang
         self.out = out or sys.stdout
         self.commands: dict[str, CommandHandler] = {
-            "/start": self._static("start"),
-            "/help": self._static("help"),
-            "/ask": self._ask,
-            "/quote": self._quote,
-            "/quotes": self._quotes,
-            "/fit": self._fit,
+            "start": self._static("start"),
+            "help": self._static("help"),
+            "ask": self._ask,
+            "quote": self._quote,
+            "quotes": self._quotes,
+            "fit": self._fit,
+            "gpus": self._gpus,
         }
 
     async def _fit(self, args: str) -> str:
-        from gpu.fit.service import fit_reply
+        return fit_reply(self.services.fit, args, self.lang)
 
-        return fit_reply(getattr(self.services, "fit", None), args, self.lang)
+    async def _gpus(self, _: str) -> str:
+        return render_gpus(self.services.data, self.lang)
 
     async def _quote(self, args: str) -> str:
-        from gpu.quote.chat import quote_reply
-
-        return await quote_reply(self.services.quotes, args, self.lang)
+        if not args.strip():
+            return t("quote_usage", self.lang)
+        try:
+            issued = await self.services.quotes.quote_text(args, owner=CONSOLE_OWNER)
+        except QuoteInputError as exc:
+            return render_input_error(exc, self.lang) + "\n\n" + t("quote_usage", self.lang)
+        except IdempotencyConflictError as exc:
+            return render_conflict(exc, self.lang)
+        return render_issued(issued, self.lang)
 
     async def _quotes(self, _: str) -> str:
-        from gpu.quote.chat import quotes_reply
-
-        return await quotes_reply(self.services.quotes, self.lang)
+        return render_recent(await self.services.quotes.recent(CONSOLE_OWNER), self.lang)
 
     def _static(self, key: str) -> CommandHandler:
         async def handler(_: str) -> str:
@@ -57,28 +70,25 @@ class ConsoleChat:
         line = line.strip()
         if not line:
             return
-        command, _, rest = line.partition(" ")
-        command = command.split("@", 1)[0].lower()
-        if command.startswith("/"):
-            handler = self.commands.get(command)
+        intent = self.services.intents.classify(line)
+        if intent.kind == "command":
+            assert intent.command is not None
+            handler = self.commands.get(intent.command)
             if handler is None:
-                known = ", ".join(sorted(self.commands))
-                self.write(f"Unknown command {command}. Known: {known}\n")
+                known = ", ".join(f"/{name}" for name in sorted(self.commands))
+                self.write(t("console_unknown_command", self.lang, command=f"/{intent.command}", known=known) + "\n")
                 return
-            self.write(await handler(rest.strip()) + "\n")
+            self.write(await handler(intent.text) + "\n")
             return
         await self.on_question(line)
 
     async def on_question(self, text: str) -> None:
-        """Stream the grounded answer as it is generated, then the sources (one conversation per console)."""
-        from anchorgpu.cli.ask import stream_answer
-
-        answerer = await self.services.ensure_answerer()
-        await stream_answer(answerer, text, CONSOLE_CONVERSATION, None, self.out)
+        """Stream the answer as it is generated, then its sources (one conversation per console)."""
+        await reply_to_question(self.services, text, lang=None, conversation=CONSOLE_CONVERSATION, out=self.out)
 
     async def _ask(self, args: str) -> str:
         if not args:
-            return "Usage: /ask QUESTION" if self.lang == "en" else "Использование: /ask ВОПРОС"
+            return t("console_ask_usage", self.lang)
         await self.on_question(args)
         return ""
 

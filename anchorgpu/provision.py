@@ -18,7 +18,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from anchorgpu.settings import get_settings
+from infra.settings import get_settings
 
 CHUNK = 1 << 20
 

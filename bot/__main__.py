@@ -1,5 +1,18 @@
-"""`python -m bot` is `anchorgpu run`."""
+"""`python -m bot`: the Telegram bot alone (``anchorgpu run`` also starts the console chat without a token)."""
 
-from anchorgpu.cli import main
+import asyncio
+import sys
 
-raise SystemExit(main(["run"]))
+from bot.app import run_bot
+from infra.logs import setup_logging
+from infra.settings import SettingsError, get_settings
+
+try:
+    settings = get_settings()
+except SettingsError as exc:
+    raise SystemExit(f"python -m bot: {exc}") from None
+if settings.telegram.bot_token is None:
+    raise SystemExit("python -m bot: TELEGRAM_BOT_TOKEN is not set (anchorgpu run starts the console chat)")
+setup_logging(settings.data)
+print(f"Starting the Telegram bot ({settings.telegram.mode}) against {settings.telegram.api_base}.", file=sys.stderr)
+asyncio.run(run_bot(settings))

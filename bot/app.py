@@ -1,5 +1,9 @@
-"""aiogram app factory and runners (polling and webhook). Heavy services are built once here and injected
-into handlers as Dispatcher kwargs (``settings``, ``services``, ``pacer``)."""
+"""aiogram app factory and runners (polling and webhook).
+
+The services are built once (:class:`app.services.Services`) and injected into handlers as typed Dispatcher
+kwargs: a handler declares what it uses (``quotes: QuoteService``, ``answerer: Answerer | None``,
+``intents: IntentClassifier``…) and aiogram passes exactly that.
+"""
 
 from __future__ import annotations
 
@@ -15,17 +19,14 @@ from aiogram import Bot, Dispatcher
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ParseMode
-from aiogram.fsm.storage.base import BaseStorage
-from aiogram.fsm.storage.memory import MemoryStorage
 from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from anchorgpu.db import create_engine, create_schema, dispose_engine
-from anchorgpu.services import Services
-from anchorgpu.settings import PUBLIC_BOT_API, Settings
+from app.services import Services
 from bot import middlewares
 from bot.commands import set_command_menus
+from bot.fsm_storage import build_fsm_storage
 from bot.health import HealthChecks, add_health_routes, start_health_server
 from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
@@ -35,6 +36,8 @@ from bot.retry import TransientErrorRetry
 from bot.routers import build_root_router
 from bot.session import JsonBodySession
 from bot.streaming import ChatPacer
+from infra.db import create_schema
+from infra.settings import PUBLIC_BOT_API, Settings
 
 log = logging.getLogger(__name__)
 
@@ -52,24 +55,19 @@ def create_bot(settings: Settings) -> Bot:
                default=DefaultBotProperties(parse_mode=ParseMode.HTML))
 
 
-def create_storage(settings: Settings, engine: AsyncEngine) -> BaseStorage:
-    """FSM storage that survives restarts: the app database, or Redis when DB_REDIS_URL is set."""
-    from bot.fsm_storage import build_fsm_storage
-
-    return build_fsm_storage(settings, engine)
-
-
 @dataclass
 class BotRuntime:
     """Everything the bot process holds besides aiogram objects, closed together at shutdown."""
 
     services: Services
-    engine: AsyncEngine
     claims: UpdateClaims
     preferences: PreferenceStore
     health: HealthChecks
-    owns_engine: bool
     warm_up: asyncio.Task[None] | None = None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self.services.engine
 
     async def aclose(self) -> None:
         if self.warm_up is not None:
@@ -78,12 +76,10 @@ class BotRuntime:
                 await self.warm_up
         await self.claims.aclose()
         await self.services.aclose()
-        if self.owns_engine:
-            await dispose_engine(self.engine)
 
 
 async def create_runtime(settings: Settings, services: Services | None = None) -> BotRuntime:
-    services = services or await Services.create(settings)
+    services = services or Services.create(settings)
     warm_up: asyncio.Task[None] | None = None
     try:
         answerer = await services.ensure_answerer()
@@ -91,26 +87,32 @@ async def create_runtime(settings: Settings, services: Services | None = None) -
         warm_up = asyncio.create_task(answerer.warm_up())
     except Exception:  # the bot still serves /fit, /quote, /terms; questions say they are unavailable
         log.exception("question answering could not start")
-    engine: AsyncEngine | None = services.engine
-    owns_engine = engine is None
-    if engine is None:
-        engine = create_engine(settings.db.url)
-    await create_schema(engine)  # our tables (dedupe, preferences) and any other imported ones
+    await create_schema(services.engine)  # our tables (dedupe, preferences) and any other imported ones
     ttl_s = settings.db.dedupe_ttl_hours * 3600.0
     claims: UpdateClaims = (RedisUpdateClaims(settings.db.redis_url, ttl_s) if settings.db.redis_url
-                            else SqlUpdateClaims(engine, ttl_s))
-    return BotRuntime(services=services, engine=engine, claims=claims, preferences=PreferenceStore(engine),
-                      health=HealthChecks(services, engine), owns_engine=owns_engine, warm_up=warm_up)
+                            else SqlUpdateClaims(services.engine, ttl_s))
+    return BotRuntime(services=services, claims=claims, preferences=PreferenceStore(services.engine),
+                      health=HealthChecks(services), warm_up=warm_up)
 
 
-def create_dispatcher(settings: Settings, runtime: BotRuntime | None = None) -> Dispatcher:
-    storage = create_storage(settings, runtime.engine) if runtime else MemoryStorage()
-    extra: dict[str, Any] = {}
-    if runtime is not None:
-        extra = {"services": runtime.services, "preferences": runtime.preferences}
-    dispatcher = Dispatcher(storage=storage, settings=settings, pacer=ChatPacer(), **extra)
-    if runtime is not None:
-        middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences)
+def injected_services(services: Services) -> dict[str, Any]:
+    """The Dispatcher kwargs handlers may declare, by name: the typed seam between Telegram and the app."""
+    return {
+        "services": services,
+        "quotes": services.quotes,
+        "fit": services.fit,
+        "gpu_data": services.data,
+        "intents": services.intents,
+        "answerer": services.answerer,
+        "retriever": services.retriever,
+    }
+
+
+def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
+    dispatcher = Dispatcher(storage=build_fsm_storage(settings, runtime.engine), settings=settings,
+                            pacer=ChatPacer(), preferences=runtime.preferences,
+                            **injected_services(runtime.services))
+    middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences)
     dispatcher.include_router(build_root_router())
     dispatcher.startup.register(_on_startup)
     return dispatcher

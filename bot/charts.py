@@ -15,10 +15,10 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.types import BufferedInputFile, Message
 
-from anchorgpu.lru import LRUCache
 from bot.streaming import Target, reply_parameters, with_retry_after
 from gpu.fit.chart import ChartKey, chart_key, render_chart
 from gpu.fit.engine import FitResult
+from infra.lru import LRUCache
 
 CAPTION_LIMIT = 1024  # visible UTF-16 units, like the 4096 of a text message
 

@@ -7,7 +7,7 @@ import logging
 from aiogram import Bot
 from aiogram.types import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
 
-from anchorgpu.texts import Lang, t
+from infra.i18n import Lang, t
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
-from anchorgpu.batching import MicroBatcher
-from anchorgpu.db import Base, conflict_insert, run_in_transaction
-from anchorgpu.settings import Settings
+from infra.batching import MicroBatcher
+from infra.db import Base, conflict_insert, run_in_transaction
+from infra.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -13,22 +13,21 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.services import Services
 from bot import metrics
 
 log = logging.getLogger(__name__)
 
 
 class HealthChecks:
-    def __init__(self, services: Any, engine: AsyncEngine) -> None:
+    def __init__(self, services: Services) -> None:
         self.services = services
-        self.engine = engine
 
     async def database(self) -> bool:
         try:
             async with asyncio.timeout(3):
-                async with self.engine.connect() as conn:
+                async with self.services.engine.connect() as conn:
                     await conn.execute(text("SELECT 1"))
             return True
         except Exception as exc:
@@ -36,11 +35,11 @@ class HealthChecks:
             return False
 
     def model(self) -> bool:
-        answerer = getattr(self.services, "answerer", None)
-        return answerer is not None and getattr(answerer, "backend", None) is not None
+        answerer = self.services.answerer
+        return answerer is not None and answerer.backend is not None
 
     def index(self) -> bool:
-        return getattr(self.services, "retriever", None) is not None
+        return self.services.retriever is not None
 
     async def report(self) -> tuple[int, dict[str, Any]]:
         checks = {"model_loaded": self.model(), "index_ready": self.index(), "database": await self.database()}
@@ -50,10 +49,8 @@ class HealthChecks:
         return (200 if healthy else 503), {"status": status, **checks}
 
     def refresh_gauges(self) -> None:
-        answerer = getattr(self.services, "answerer", None)
-        queue = getattr(answerer, "queue", None)
-        if queue is not None:
-            metrics.QUEUE_DEPTH.set(queue.waiting)
+        if self.services.answerer is not None:
+            metrics.QUEUE_DEPTH.set(self.services.answerer.queue.waiting)
 
 
 def add_health_routes(app: web.Application, checks: HealthChecks) -> None:

@@ -16,8 +16,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
-from anchorgpu.db import Base
-from anchorgpu.texts import Lang, pick_lang
+from infra.db import Base
+from infra.i18n import Lang, pick_lang
 
 AnswerLength = Literal["short", "normal", "long"]
 ANSWER_LENGTHS: tuple[AnswerLength, ...] = ("short", "normal", "long")

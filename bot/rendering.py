@@ -1,4 +1,4 @@
-"""Telegram HTML: escaping, answer + sources rendering, and a splitter that respects the 4096 limit.
+"""Telegram HTML: a splitter that respects the 4096 limit (escaping is :mod:`infra.markup`'s).
 
 Telegram counts the limit in UTF-16 code units of the *visible* text (after entity parsing), so the
 splitter works on parsed atoms — tags, entities and characters — and never cuts inside a tag, an entity or
@@ -11,26 +11,16 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from anchorgpu.texts import Lang, t
+from infra.markup import escape
 
 TELEGRAM_LIMIT = 4096
 # Where a cut looks natural, best first: a paragraph break, a line break, a sentence end, a space.
 _BREAK_PRIORITY = ("\n\n", "\n", ". ", " ")
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s[^<>]*)?)>")
 _ENTITY_RE = re.compile(r"&(?:[a-zA-Z]+|#[0-9]+|#x[0-9a-fA-F]+);")
-
-
-def escape(text: str) -> str:
-    """Escape user or model text for ``parse_mode=HTML`` (Telegram knows only &lt; &gt; &amp; &quot;)."""
-    return html.escape(text, quote=False)
-
-
-def escape_attr(text: str) -> str:
-    return html.escape(text, quote=True).replace("&#x27;", "'")
 
 
 def utf16_len(text: str) -> int:
@@ -40,75 +30,6 @@ def utf16_len(text: str) -> int:
 def strip_tags(html_text: str) -> str:
     """The visible text of Telegram HTML: tags dropped, entities decoded (for the plain-text fallback)."""
     return html.unescape(_TAG_RE.sub("", html_text))
-
-
-# ---- answer rendering -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SourceView:
-    number: int
-    term: str
-    source: str
-
-
-def _field(obj: Any, name: str, default: str = "") -> str:
-    if isinstance(obj, dict):
-        return str(obj.get(name, default) or default)
-    value = getattr(obj, name, default)
-    if value is None:
-        return default
-    return str(value)
-
-
-def source_views(sources: Iterable[Any]) -> list[SourceView]:
-    """Sources as the answerer returns them (entries, hits or dicts) reduced to what the user sees."""
-    views: list[SourceView] = []
-    for number, item in enumerate(sources, start=1):
-        entry = getattr(item, "entry", item)  # a retrieval Hit wraps its entry
-        term = _field(entry, "term") or _field(entry, "id")
-        views.append(SourceView(number=number, term=term, source=_field(entry, "source")))
-    return views
-
-
-def _link_or_text(source: str) -> str:
-    if source.startswith(("http://", "https://")):
-        return f'<a href="{escape_attr(source)}">{escape(source)}</a>'
-    return escape(source)
-
-
-def render_sources(sources: Iterable[Any], lang: Lang) -> str:
-    views = source_views(sources)
-    if not views:
-        return ""
-    lines = [f"<b>{escape(t('sources_title', lang))}</b>"]
-    for view in views:
-        line = f"[{view.number}] <b>{escape(view.term)}</b>"
-        if view.source:
-            line += f" — {_link_or_text(view.source)}"
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def render_answer(text: str, sources: Sequence[Any], lang: Lang, notice: str | None = None) -> str:
-    """The final answer as Telegram HTML: the model's text escaped verbatim, then the sources."""
-    parts = []
-    if notice:
-        parts.append(f"<i>{escape(notice)}</i>")
-    parts.append(escape(text.strip()) or escape(t("answer_empty", lang)))
-    rendered_sources = render_sources(sources, lang)
-    if rendered_sources:
-        parts.append(rendered_sources)
-    return "\n\n".join(parts)
-
-
-def render_card(term: str, definition: str, source: str, lang: Lang, category: str = "") -> str:
-    """One glossary entry as a card: term, definition, source (inline mode and /terms)."""
-    lines = [f"<b>{escape(term)}</b>"]
-    if category:
-        lines[0] += f" <i>({escape(category)})</i>"
-    lines.append(escape(definition.strip()))
-    if source:
-        lines.append(f"{escape(t('source_label', lang))}: {_link_or_text(source)}")
-    return "\n\n".join(lines)
 
 
 # ---- splitting ----------------------------------------------------------------------------------------

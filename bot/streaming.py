@@ -27,9 +27,10 @@ from aiogram.enums import ChatAction
 from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError, TelegramRetryAfter
 from aiogram.types import Message, ReplyParameters
 
-from anchorgpu.texts import Lang, t
 from bot import metrics
+from bot.filters import thread_of
 from bot.rendering import split_html, split_plain, strip_tags, truncate_preview
+from infra.i18n import Lang, t
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -310,8 +311,6 @@ class AnswerStream:
 
 def target_of(message: Message) -> Target:
     """Where a reply to ``message`` goes: same chat and forum topic; quoted in groups."""
-    from bot.filters import thread_of
-
     is_private = message.chat.type == "private"
     return Target(chat_id=message.chat.id, thread_id=thread_of(message),
                   reply_to_message_id=None if is_private else message.message_id, is_private=is_private)

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 from rapidfuzz import fuzz, process
-
-DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 # Cyrillic letters that look like Latin ones: "А100", "Н100" typed on a Russian layout.
 _LOOKALIKES = str.maketrans("авсенкмортхАВСЕНКМОРТХ", "abcehkmoptxABCEHKMOPTX")
@@ -137,8 +134,8 @@ def _spec_from_yaml(row: dict[str, Any]) -> GPUSpec:
     )
 
 
-@lru_cache(maxsize=8)
-def _load(path: Path) -> GPUCatalog:
+def read_gpu_catalog(path: Path) -> GPUCatalog:
+    """Parse ``gpus.yaml``; the one reader is :class:`gpu.data.GpuData`."""
     with path.open(encoding="utf-8") as handle:
         document = yaml.safe_load(handle)
     specs = [_spec_from_yaml(row) for row in document["gpus"]]
@@ -148,6 +145,6 @@ def _load(path: Path) -> GPUCatalog:
     return GPUCatalog(specs)
 
 
-def load_gpu_catalog(data_dir: Path | None = None) -> GPUCatalog:
-    """The catalog from ``data_dir/gpus.yaml`` (the shipped `data/` by default); cached per path."""
-    return _load((data_dir or DEFAULT_DATA_DIR).resolve() / "gpus.yaml")
+def load_gpu_catalog(data_dir: Path) -> GPUCatalog:
+    """The catalog from ``data_dir/gpus.yaml`` (tools and tests; the app reads it through GpuData)."""
+    return read_gpu_catalog(data_dir / "gpus.yaml")

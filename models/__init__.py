@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from anchorgpu.settings import LLMSettings
+from infra.settings import LLMSettings
 from models.base import (
     ChatMessage,
     Finished,

@@ -32,8 +32,8 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from anchorgpu.settings import Settings
-from anchorgpu.texts import t
+from infra.i18n import t
+from infra.settings import Settings
 from models.base import (
     ChatMessage,
     Finished,
@@ -465,13 +465,9 @@ def _interleave(first: list[Hit], second: list[Hit]) -> list[Hit]:
     return merged
 
 
-async def build_answerer(settings: Settings, retriever: Retriever,
-                         conversations: ConversationStore | None = None,
-                         backend: LLMBackend | None = None) -> Answerer:
-    """The answerer for the configured model; a model that cannot load gives retrieval-only answers."""
-    from models import build_backend
-
-    backend = backend or build_backend(settings.llm)
+async def build_answerer(settings: Settings, retriever: Retriever, conversations: ConversationStore | None,
+                         backend: LLMBackend) -> Answerer:
+    """The answerer over ``backend`` (loaded here); a model that cannot load gives retrieval-only answers."""
     reason: str | None = None
     try:
         await backend.load()

@@ -16,8 +16,8 @@ from sqlalchemy import BigInteger, DateTime, Integer, String, Table, Text, delet
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
-from anchorgpu.db import Base, session_factory
-from anchorgpu.settings import Settings
+from infra.db import Base, session_factory
+from infra.settings import Settings
 from models.base import estimate_tokens
 from rag.prompt import Turn
 

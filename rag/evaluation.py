@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from anchorgpu.stats import percentile
+from infra.stats import percentile
 from rag.gate import GateEvidence, GateThresholds
 from rag.retriever import METHODS, HybridRetriever
 

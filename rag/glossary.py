@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from infra.datafile import DataFile
+
 ENTRIES_FILE = Path("glossary") / "entries.yaml"
 REQUIRED_FIELDS = ("id", "term", "definition", "source", "category", "concept")
 
@@ -64,7 +66,15 @@ def _entry_from(raw: dict[str, Any], position: int) -> GlossaryEntry:
 
 
 def load_glossary(data_dir: Path) -> list[GlossaryEntry]:
-    path = data_dir / ENTRIES_FILE
+    return read_glossary(data_dir / ENTRIES_FILE)
+
+
+def glossary_file(data_dir: Path) -> DataFile[list[GlossaryEntry]]:
+    """The one reader of ``entries.yaml`` (the retriever and the /terms browser share it)."""
+    return DataFile(data_dir / ENTRIES_FILE, read_glossary)
+
+
+def read_glossary(path: Path) -> list[GlossaryEntry]:
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -81,10 +91,3 @@ def load_glossary(data_dir: Path) -> list[GlossaryEntry]:
             raise GlossaryError(f"glossary entry id {entry.id} appears twice")
         seen.add(entry.id)
     return entries
-
-
-def load_notes(data_dir: Path) -> list[dict[str, str]]:
-    """Source notes that are not definitions (e.g. seed 002's closing disclaimer)."""
-    document = yaml.safe_load((data_dir / ENTRIES_FILE).read_text(encoding="utf-8"))
-    notes = document.get("notes") if isinstance(document, dict) else None
-    return [dict(n) for n in notes] if isinstance(notes, list) else []

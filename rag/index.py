@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from anchorgpu.settings import RAGSettings
+from infra.settings import RAGSettings
 from rag.dense import Embedder
 from rag.glossary import GlossaryEntry
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from anchorgpu.lru import LRUCache
-from anchorgpu.settings import Settings
+from infra.lru import LRUCache
+from infra.settings import Settings
 from rag.dense import Embedder, get_embedder
 from rag.gate import DEFAULT_THRESHOLDS, GateEvidence, GateThresholds
 from rag.glossary import GlossaryEntry, load_glossary
@@ -228,10 +228,11 @@ class HybridRetriever:
         return runner_up / top if top > 0 else None
 
 
-def build_retriever(settings: Settings, rebuild: bool = False) -> HybridRetriever:
-    """Loads the glossary, opens Chroma and syncs it (building the index on first use), loads vectors."""
+def build_retriever(settings: Settings, entries: Sequence[GlossaryEntry] | None = None,
+                    rebuild: bool = False) -> HybridRetriever:
+    """Opens Chroma and syncs it with the glossary (building the index on first use), loads vectors."""
     rag = settings.rag
-    entries = load_glossary(settings.data.data_dir)
+    entries = list(entries) if entries is not None else load_glossary(settings.data.data_dir)
     embedder = get_embedder(rag.embedding_model, rag.query_prompt, rag.passage_prompt)
     client = open_client(rag)
     collection, report = sync_index(client, rag.collection, entries, embedder, rebuild=rebuild)

@@ -16,16 +16,34 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from anchorgpu.db import create_engine
+from gpu.data import GpuData
+from gpu.fit.engine import FitResult
+from gpu.fit.service import FitService
+from infra.db import create_engine
+from infra.settings import DataSettings
 from tests.telegram_stub import TelegramStub
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = DataSettings.model_fields["data_dir"].default  # the shipped data/, as the settings define it
 TEST_TOKEN = "123456789:TEST-token-for-the-local-stub-only"
 SMALL_MODEL = REPO_ROOT / "var" / "models" / "smollm2-135m-instruct-q4_1.gguf"
 DEFAULT_MODEL = REPO_ROOT / "var" / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 
 
 PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+
+
+def gpu_data() -> GpuData:
+    return GpuData(DATA_DIR)
+
+
+def fit_service() -> FitService:
+    return FitService(gpu_data())
+
+
+def notes_en(result: FitResult) -> list[str]:
+    """A fit result's notes as an English reader sees them."""
+    return [note.render("en") for note in result.notes]
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

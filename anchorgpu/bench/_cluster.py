@@ -30,7 +30,7 @@ from urllib.parse import urlparse, urlunparse
 
 import aiohttp
 
-from anchorgpu.settings import REPO_ROOT
+from infra.settings import REPO_ROOT
 
 TOKEN = "123456789:SCALE-token-for-the-local-stub-only"
 SECRET = "scale-test-secret"

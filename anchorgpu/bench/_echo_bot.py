@@ -9,7 +9,7 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.types import InlineQuery, InlineQueryResultArticle, InputTextMessageContent, Message
 
-from anchorgpu.settings import get_settings
+from infra.settings import get_settings
 
 
 async def main() -> None:

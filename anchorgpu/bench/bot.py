@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from anchorgpu.cli._common import print_json
-from anchorgpu.settings import REPO_ROOT
-from anchorgpu.stats import percentile
+from infra.settings import REPO_ROOT
+from infra.stats import percentile
 
 TOKEN = "123456789:BENCH-token-for-the-local-stub-only"
 SMALL_MODEL = REPO_ROOT / "var" / "models" / "smollm2-135m-instruct-q4_1.gguf"

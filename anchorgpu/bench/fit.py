@@ -33,12 +33,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anchorgpu.settings import get_settings
+    # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
+    from app.views.fit import result_json
+    from gpu.data import GpuData
     from gpu.fit.chart import render_chart
-    from gpu.fit.service import FitService, result_json
+    from gpu.fit.service import FitService
+    from infra.settings import get_settings
 
     rounds = max(1, int(args.rounds))
-    service = FitService.from_data_dir(get_settings().data.data_dir)
+    service = FitService(GpuData(get_settings().data.data_dir))
     for text in REQUESTS:  # warm caches (catalog loads, imports) outside the timing
         result_json(service.fit(text))
     samples: list[float] = []

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from anchorgpu.cli._common import print_json
-from anchorgpu.settings import get_settings
+from infra.settings import get_settings
 
 FIXED_QUESTION = "что такое PagedAttention?"
 PREFIX_QUESTION = "что такое NVLink?"

@@ -43,7 +43,7 @@ from anchorgpu.bench._cluster import (
     stub_module,
 )
 from anchorgpu.cli._common import print_json
-from anchorgpu.stats import percentile
+from infra.stats import percentile
 
 NON_LLM = {
     "quote": ("/quote h100 x8 2 weeks", "/quote a100-80gb x2 3 days", "/quote l40s x4 1 month",

@@ -59,12 +59,15 @@ def _time(fn: Callable[[], object]) -> float:
 
 
 async def _stored(count: int) -> dict[str, Any]:
-    from anchorgpu.db import create_engine, dispose_engine
+    # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
+    from gpu.data import GpuData
     from gpu.quote.service import QuoteService
+    from infra.db import create_engine, dispose_engine
+    from infra.settings import get_settings
 
     with tempfile.TemporaryDirectory(prefix="bench-quote-") as tmp:
         engine = create_engine(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}")
-        service = QuoteService(engine)
+        service = QuoteService(engine, GpuData(get_settings().data.data_dir))
         await service.start()
         parsed = [service.parse(text).request for text in REQUESTS]
         new: list[float] = []
@@ -90,14 +93,14 @@ async def _stored(count: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu.catalog import load_gpu_catalog
+    from gpu.data import GpuData
     from gpu.quote.engine import compute_quote
-    from gpu.quote.prices import load_price_list
     from gpu.quote.request import parse_quote_text
     from gpu.quote.service import utc_now
+    from infra.settings import get_settings
 
-    catalog = load_gpu_catalog()
-    prices = load_price_list(known_gpu_ids=set(catalog.ids()))
+    data = GpuData(get_settings().data.data_dir)
+    catalog, prices = data.gpus, data.prices.current()
     requests = [parse_quote_text(text, catalog).request for text in REQUESTS]
     names = {r.gpu_id: catalog.get(r.gpu_id).name for r in requests}
     now = utc_now()

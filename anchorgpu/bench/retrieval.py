@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from anchorgpu.cli._common import print_json
-from anchorgpu.settings import RAGSettings, get_settings
-from anchorgpu.stats import percentile
+from infra.settings import RAGSettings, get_settings
+from infra.stats import percentile
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 

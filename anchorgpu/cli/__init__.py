@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from anchorgpu.settings import SettingsError
+from infra.settings import SettingsError
 
 COMMAND_MODULES = ("chat", "ask", "search", "fit", "quote", "gpus", "run", "ingest", "bench")
 

@@ -8,9 +8,9 @@ import contextlib
 import sys
 
 from anchorgpu.console import ConsoleChat
-from anchorgpu.services import Services
-from anchorgpu.settings import get_settings
-from anchorgpu.texts import Lang
+from app.services import Services
+from infra.i18n import Lang
+from infra.settings import get_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +30,7 @@ async def prepare_answers(services: Services) -> None:
 
 
 async def chat(lang: Lang) -> None:
-    services = await Services.create(get_settings())
+    services = Services.create(get_settings())
     preparing = asyncio.create_task(prepare_answers(services))
     try:
         await ConsoleChat(services, lang=lang).run()

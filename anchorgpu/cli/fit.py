@@ -1,6 +1,7 @@
 """`anchorgpu fit "REQUEST" [--json] [--config config.json | --gguf FILE]`: will a model fit in VRAM.
 
 Exit 0 whether it fits or not; bad input exits 2 with {"error": ..., "suggestions": [...]} under --json.
+Text, notes and errors are in ``--lang`` (en by default), from the same catalog the bot uses.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import sys
 from pathlib import Path
 
 from anchorgpu.cli._common import print_json
+from infra.i18n import Phrase, t
+from infra.settings import get_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,39 +26,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def _fail(args: argparse.Namespace, message: str, suggestions: list[str]) -> int:
+def _fail(args: argparse.Namespace, phrase: Phrase, suggestions: list[str]) -> int:
+    message = phrase.render(args.lang)
     if args.json:
         print_json({"error": message, "suggestions": suggestions})
     else:
-        show = suggestions and "Did you mean" not in message
-        hint = f" Did you mean: {', '.join(suggestions)}?" if show else ""
+        hint = "\n" + t("fit_did_you_mean", args.lang, options=", ".join(suggestions)) if suggestions else ""
         print(f"anchorgpu fit: {message}{hint}", file=sys.stderr)
     return 2
 
 
 def run(args: argparse.Namespace) -> int:
-    from anchorgpu.settings import get_settings
+    # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
+    from app.views.fit import render, result_json
+    from gpu.data import GpuData
     from gpu.fit.models import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
     from gpu.fit.request import FitInputError
-    from gpu.fit.service import FitService, render, result_json
+    from gpu.fit.service import FitService
 
     text = " ".join(args.request).strip()
-    service = FitService.from_data_dir(get_settings().data.data_dir)
+    service = FitService(GpuData(get_settings().data.data_dir))
     model: ModelSpec | None = None
     try:
         if args.config is not None:
             try:
                 raw = args.config.read_bytes()
             except OSError as exc:
-                return _fail(args, f"Cannot read {args.config}: {exc.strerror}.", [])
+                return _fail(args, Phrase.of("fit_err_file_unreadable", name=str(args.config),
+                                             detail=str(exc.strerror)), [])
             model = model_from_hf_config(raw, args.config.name)
         elif args.gguf is not None:
             model = model_from_gguf(args.gguf)
         result = service.fit(text, model=model)
-    except (FitInputError, ModelInputError) as exc:
-        return _fail(args, str(exc), list(getattr(exc, "suggestions", [])))
+    except FitInputError as exc:
+        return _fail(args, exc.phrase, exc.suggestions)
+    except ModelInputError as exc:
+        return _fail(args, exc.phrase, [])
     if args.json:
-        print_json(result_json(result))
+        print_json(result_json(result, args.lang))
     else:
         print(render(result, args.lang, currency=service.currency))
     return 0

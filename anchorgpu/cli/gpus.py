@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from anchorgpu.cli._common import print_json
-from anchorgpu.settings import get_settings
+from infra.settings import get_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,18 +16,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu.catalog import load_gpu_catalog
-    from gpu.quote.prices import PriceListError, load_price_list
-    from gpu.quote.service import gpus_with_prices
+    # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
+    from app.views.gpus import gpus_document
+    from gpu.data import GpuData
+    from gpu.prices import PriceListError
 
-    data_dir = get_settings().data.data_dir
-    catalog = load_gpu_catalog(data_dir)
     try:
-        prices = load_price_list(data_dir, set(catalog.ids()))
-    except PriceListError as exc:
+        document = gpus_document(GpuData(get_settings().data.data_dir))
+    except (PriceListError, OSError, ValueError) as exc:
         print(f"anchorgpu gpus: {exc}", file=sys.stderr)
         return 1
-    document = gpus_with_prices(catalog, prices)
     if args.json:
         print_json(document)
         return 0

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from anchorgpu.cli._common import print_json
-from anchorgpu.settings import get_settings
+from infra.settings import get_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -13,9 +13,9 @@ import sys
 from typing import Any
 
 from anchorgpu.cli._common import print_json
-from anchorgpu.db import create_engine, dispose_engine
-from anchorgpu.settings import get_settings
-from anchorgpu.texts import Lang
+from infra.db import create_engine, dispose_engine
+from infra.i18n import Lang
+from infra.settings import get_settings
 
 EXIT_BAD_INPUT = 2
 EXIT_CONFLICT = 3
@@ -43,32 +43,32 @@ def _owner(args: argparse.Namespace) -> str:
         return "cli:local"
 
 
-async def _quote(text: str, owner: str, key: str | None) -> tuple[int, dict[str, Any], str]:
+async def _quote(text: str, owner: str, key: str | None, lang: Lang) -> tuple[int, dict[str, Any], str]:
+    # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
+    from app.views.quote import render_conflict, render_input_error, render_issued
+    from gpu.data import GpuData
     from gpu.quote.engine import cli_contract
-    from gpu.quote.render import render_conflict, render_issued
     from gpu.quote.request import QuoteInputError
     from gpu.quote.service import QuoteService
     from gpu.quote.store import IdempotencyConflictError
 
     settings = get_settings()
     engine = create_engine(settings.db.url)
-    service = QuoteService(engine, data_dir=settings.data.data_dir,
+    service = QuoteService(engine, GpuData(settings.data.data_dir),
                            retention_hours=settings.db.idempotency_retention_hours)
-    lang: Lang = "en"
     try:
         issued = await service.quote_text(text, owner=owner, key=key)
-        return 0, cli_contract(issued.quote, issued.quote_id, issued.replayed), render_issued(
-            issued, lang, html=False)
+        return 0, cli_contract(issued.quote, issued.quote_id, issued.replayed), render_issued(issued, lang)
     except QuoteInputError as exc:
         payload: dict[str, Any] = {"error": str(exc)}
         if exc.suggestions:
             payload["suggestions"] = exc.suggestions
         if exc.field:
             payload["field"] = exc.field
-        return EXIT_BAD_INPUT, payload, str(exc)
+        return EXIT_BAD_INPUT, payload, render_input_error(exc, lang)
     except IdempotencyConflictError as exc:
         return (EXIT_CONFLICT, {"error": str(exc), "code": "idempotency_conflict",
-                                "quote_id": exc.original.quote_id}, render_conflict(exc, lang, html=False))
+                                "quote_id": exc.original.quote_id}, render_conflict(exc, lang))
     finally:
         await dispose_engine(engine)
 
@@ -76,7 +76,7 @@ async def _quote(text: str, owner: str, key: str | None) -> tuple[int, dict[str,
 def run(args: argparse.Namespace) -> int:
     text = " ".join(args.request).strip()
     try:
-        code, payload, human = asyncio.run(_quote(text, _owner(args), args.key))
+        code, payload, human = asyncio.run(_quote(text, _owner(args), args.key, args.lang))
     except Exception as exc:  # the database is down or misconfigured: say so, no traceback
         code, payload, human = 1, {"error": f"could not store the quote: {type(exc).__name__}: {exc}"}, ""
         human = payload["error"]

@@ -7,8 +7,8 @@ import asyncio
 import logging
 import sys
 
-from anchorgpu.logging import setup_logging
-from anchorgpu.settings import get_settings
+from infra.logs import setup_logging
+from infra.settings import get_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))
         print("TELEGRAM_BOT_TOKEN is not set: starting the local console chat (type /help, /quit to leave).",
               file=sys.stderr)
+        # imported on the path that uses it: the console never loads aiogram, the bot never the console
         from anchorgpu.cli.chat import chat
 
         asyncio.run(chat(args.lang))

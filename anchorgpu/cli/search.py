@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from anchorgpu.cli._common import print_json
-from anchorgpu.settings import get_settings
+from infra.settings import get_settings
 
 MAX_K = 50
 

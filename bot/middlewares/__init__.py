@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from aiogram import Dispatcher
 
-from anchorgpu.settings import Settings
 from bot.middlewares.context import AllowListMiddleware, PreferencesMiddleware
 from bot.middlewares.dedupe import DedupeMiddleware
 from bot.middlewares.dedupe_store import UpdateClaims
@@ -13,6 +12,7 @@ from bot.middlewares.errors import ErrorBoundaryMiddleware
 from bot.middlewares.observe import ObserveMiddleware
 from bot.middlewares.ratelimit import RateLimitMiddleware, TokenBuckets
 from bot.preferences import PreferenceStore
+from infra.settings import Settings
 
 
 def install(dispatcher: Dispatcher, settings: Settings, claims: UpdateClaims,

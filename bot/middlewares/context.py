@@ -10,8 +10,8 @@ from aiogram import BaseMiddleware
 from aiogram.enums import ChatType
 from aiogram.types import Chat, TelegramObject, User
 
-from anchorgpu.texts import pick_lang
 from bot.preferences import PreferenceStore, Resolved
+from infra.i18n import pick_lang
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
-from anchorgpu.batching import MicroBatcher
-from anchorgpu.db import Base, conflict_insert, run_in_transaction
+from infra.batching import MicroBatcher
+from infra.db import Base, conflict_insert, run_in_transaction
 
 PROCESSING = "processing"
 DONE = "done"

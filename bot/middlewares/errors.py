@@ -16,9 +16,9 @@ from aiogram import BaseMiddleware, Bot
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.types import TelegramObject, Update
 
-from anchorgpu.texts import Lang, pick_lang, t
 from bot import metrics
 from bot.filters import thread_of
+from infra.i18n import Lang, pick_lang, t
 
 log = logging.getLogger("bot.errors")
 

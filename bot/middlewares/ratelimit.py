@@ -12,9 +12,9 @@ from aiogram import BaseMiddleware
 from aiogram.enums import ChatType
 from aiogram.types import CallbackQuery, Chat, InlineQuery, Message, TelegramObject, User
 
-from anchorgpu.texts import Lang, pick_lang, t
 from bot import metrics
 from bot.filters import thread_of
+from infra.i18n import Lang, pick_lang, t
 
 
 @dataclass

@@ -1,22 +1,25 @@
-"""All command routers, aggregated in one place in the order they must match."""
+"""All routers, aggregated in one place.
+
+No policy depends on this order: what a free-text message is (a price, fit or glossary question) is
+decided by the intent classifier inside ``ask``. The order only says that commands and flows are tried
+before free text, and that unclaimed buttons get an answer last.
+"""
 
 from __future__ import annotations
 
 from aiogram import Router
 
-from bot.routers import ask, basics, fallback, fit, gpus, inline, prices, quote, settings, stop, terms
+from bot.routers import ask, basics, fallback, fit, gpus, inline, quote, settings, stop, terms
 
 
 def build_root_router() -> Router:
     root = Router(name="root")
     root.include_routers(basics.router, stop.router, settings.router, terms.router, gpus.router,
                          inline.router)
-    # Domain routers (/fit, /quote and its FSM) go here, before ask.
     root.include_router(fit.router)
+    # the guided /quote flow takes typed durations while it waits for one: before free text
     root.include_router(quote.router)
-    # Price questions are answered from the price list, never by the model.
-    root.include_router(prices.router)
-    # Last: in private chats any remaining plain text is a question.
+    # free text: a question (its intent picks price list, fit engine or answerer)
     root.include_router(ask.router)
     # Buttons no router claimed (stale or forged callback data) still get an answer.
     root.include_router(fallback.router)

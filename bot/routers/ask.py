@@ -1,8 +1,10 @@
 """Questions: ``/ask …`` anywhere, any plain text in private chats, and addressed messages in groups.
 
-The answer streams through :class:`bot.streaming.AnswerStream`; the final text is rendered as escaped
-HTML with its sources and split under Telegram's limit. Context is kept per (chat, forum topic).
-In private chats a VRAM question ("влезет ли mixtral в две A100?") goes to the fit engine instead.
+What a question is decided once, by :class:`app.intents.IntentClassifier` (the console chat and
+``anchorgpu ask`` use the same one): a price question is answered from the price list, a fit question by
+the fit engine, anything else by the answerer. The answer streams through :class:`bot.streaming.AnswerStream`;
+the final text is rendered as escaped HTML with its sources and split under Telegram's limit. Context is
+kept per (chat, forum topic).
 """
 
 from __future__ import annotations
@@ -10,79 +12,83 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject
 from aiogram.types import Message
 
-from anchorgpu.texts import Lang, t
+from app.intents import IntentClassifier
+from app.views.answer import render_answer
+from app.views.prices import render_price_answer
 from bot import metrics
 from bot.filters import AddressedQuestion, Sync, thread_of
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
-from bot.rendering import escape, render_answer
+from bot.routers.fit import send_fit
 from bot.streaming import AnswerStream, ChatPacer, Target, reply_html, send_html
+from gpu.data import GpuData
+from gpu.fit.service import FitService
+from infra.i18n import Lang, t
+from infra.markup import HTML, escape
+from rag.answer import Answer, Answerer, Delta, Done, Queued
 from rag.conversation import conversation_key
+from rag.prompt import detect_lang
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
 
 MAX_QUESTION_CHARS = 2000
-# A fit-style question in plain chat is handed to the fit engine by this hook (set by bot.routers).
-FitHandler = Callable[[Message, str, Lang], Awaitable[bool]]
-fit_question_handler: FitHandler | None = None
 
 
 @router.message(Command("ask"))
-async def on_ask(message: Message, command: CommandObject, bot: Bot, services: Any, pacer: ChatPacer,
-                 lang: Lang, lang_explicit: bool, answer_length: AnswerLength) -> None:
+async def on_ask(message: Message, command: CommandObject, bot: Bot, intents: IntentClassifier,
+                 gpu_data: GpuData, fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
+                 lang_explicit: bool, answer_length: AnswerLength) -> None:
     question = (command.args or "").strip()
     replied = message.reply_to_message
     if not question and replied is not None and (replied.text or replied.caption):
         question = (replied.text or replied.caption or "").strip()  # "/ask" in reply to a question
-    if not question:
-        await reply_html(message, escape(t("ask_usage", lang)))
-        return
-    await answer_question(message, question, bot=bot, services=services, pacer=pacer, lang=lang,
-                          lang_explicit=lang_explicit, answer_length=answer_length)
+    await on_question(message, question, bot, intents, gpu_data, fit, answerer, pacer, lang, lang_explicit,
+                      answer_length)
 
 
 @router.message(Sync(F.text), AddressedQuestion())
-async def on_question(message: Message, question: str, bot: Bot, services: Any, pacer: ChatPacer, lang: Lang,
+async def on_question(message: Message, question: str, bot: Bot, intents: IntentClassifier, gpu_data: GpuData,
+                      fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
                       lang_explicit: bool, answer_length: AnswerLength) -> None:
     if not question:
         await reply_html(message, escape(t("ask_usage", lang)))
         return
-    is_private = message.chat.type == ChatType.PRIVATE
-    if is_private and fit_question_handler is not None and await fit_question_handler(message, question, lang):
+    if len(question) > MAX_QUESTION_CHARS:
+        await reply_html(message, escape(t("question_too_long", lang, length=len(question),
+                                           limit=MAX_QUESTION_CHARS)))
         return
-    await answer_question(message, question, bot=bot, services=services, pacer=pacer, lang=lang,
-                          lang_explicit=lang_explicit, answer_length=answer_length)
+    intent = intents.classify_question(question)
+    # the answerer's rule for every kind of answer: the user's setting, else the question's language
+    reply_lang: Lang = lang if lang_explicit else detect_lang(question)
+    if intent.kind == "price":
+        await reply_html(message, render_price_answer(intent, gpu_data, reply_lang, HTML))
+    elif intent.kind == "fit":
+        await send_fit(message, bot, fit, question, reply_lang)
+    else:
+        await answer_question(message, question, bot=bot, answerer=answerer, pacer=pacer, lang=lang,
+                              lang_explicit=lang_explicit, answer_length=answer_length)
 
 
-async def answer_question(message: Message, question: str, *, bot: Bot, services: Any, pacer: ChatPacer,
-                          lang: Lang, lang_explicit: bool = False,
+async def answer_question(message: Message, question: str, *, bot: Bot, answerer: Answerer | None,
+                          pacer: ChatPacer, lang: Lang, lang_explicit: bool = False,
                           answer_length: AnswerLength = "normal") -> None:
     is_private = message.chat.type == ChatType.PRIVATE
     thread_id = thread_of(message)
     target = Target(chat_id=message.chat.id, thread_id=thread_id,
                     reply_to_message_id=None if is_private else message.message_id, is_private=is_private)
-    if len(question) > MAX_QUESTION_CHARS:
-        await send_html(bot, target, escape(t("question_too_long", lang, length=len(question),
-                                              limit=MAX_QUESTION_CHARS)))
-        return
-    answerer = getattr(services, "answerer", None)
     if answerer is None:
         await send_html(bot, target, escape(t("answers_unavailable", lang)))
         return
-    from rag.answer import Delta, Done, Queued
-
     user_id = message.from_user.id if message.from_user else None
     # /settings answer length scales the configured token budget
     max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
-    final = None
+    final: Answer | None = None
     first_delta_at: float | None = None
     generation_s = 0.0
     async with AnswerStream(bot, target, lang, pacer) as stream:
@@ -102,15 +108,14 @@ async def answer_question(message: Message, question: str, *, bot: Bot, services
         if final is None:  # the answerer promises a Done; never leave the user with nothing
             await stream.finish(escape(t("answer_empty", lang)))
             return
-        ui_lang: Lang = final.lang if final.lang in ("ru", "en") else lang
-        body = render_answer(final.text, final.sources, ui_lang)
+        body = render_answer(final.text, final.sources, final.lang, HTML)
         if final.status == "cancelled" and final.notice and final.notice not in final.text:
             body += f"\n\n<i>{escape(final.notice)}</i>"
         await stream.finish(body)
     _observe(final, generation_s)
 
 
-def _observe(answer: Any, generation_s: float) -> None:
+def _observe(answer: Answer, generation_s: float) -> None:
     if answer.ttft_s:
         metrics.ANSWER_TTFT.observe(answer.ttft_s)
     if answer.tokens:

@@ -6,9 +6,9 @@ from aiogram import Router
 from aiogram.filters import Command, CommandStart
 from aiogram.types import Message
 
-from anchorgpu.texts import Lang, pick_lang, t
-from bot.rendering import escape
 from bot.streaming import reply_html
+from infra.i18n import Lang, pick_lang, t
+from infra.markup import escape
 
 router = Router(name=__name__)
 

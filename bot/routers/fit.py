@@ -1,10 +1,10 @@
 """/fit: will a model fit in VRAM — a readable breakdown, a chart, and a "quote it" button.
 
-* ``/fit llama-3.1-70b q4_k_m 2xH100 ctx=32k`` anywhere; plain VRAM questions in private chats
-  ("влезет ли mixtral в две A100?") arrive through ``ask.fit_question_handler`` (set below).
+* ``/fit llama-3.1-70b q4_k_m 2xH100 ctx=32k`` anywhere; VRAM questions in plain text
+  ("влезет ли mixtral в две A100?") are recognised by the intent classifier and sent here by ``ask``.
 * a ``config.json`` or the head of a ``.gguf`` file sent as a document (captioned ``/fit …`` in groups)
   describes any other model.
-* the button carries ``quote:{gpu_id}:{count}``, handled by the /quote router.
+* the "quote it" button is a :class:`bot.routers.quote.QuoteItButton`, handled by the /quote router.
 """
 
 from __future__ import annotations
@@ -14,48 +14,30 @@ import io
 import logging
 import re
 import tempfile
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, Message
 
-from anchorgpu.texts import Lang, t
+from app.views.fit import render, render_error
 from bot.charts import CAPTION_LIMIT, CHART_PHOTOS
 from bot.filters import Sync
-from bot.rendering import escape, strip_tags, utf16_len
-from bot.routers import ask
+from bot.rendering import strip_tags, utf16_len
+from bot.routers.quote import QuoteItButton
 from bot.streaming import reply_html, target_of
 from gpu.fit.engine import FitResult
 from gpu.fit.models import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
 from gpu.fit.request import FitInputError
-from gpu.fit.service import FitService, render, render_error
+from gpu.fit.service import FitService
+from infra.i18n import Lang, t
+from infra.markup import HTML, escape
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
 
 MAX_UPLOAD_BYTES = 20 * 2**20  # the Bot API's download limit
-FIT_QUESTION = re.compile(r"\b(влез\w*|помест\w*|войд[её]т|хватит|fits?|vram)\b", re.IGNORECASE)
-
-
-@lru_cache(maxsize=4)
-def _service_for(data_dir: Path) -> FitService:
-    return FitService.from_data_dir(data_dir)
-
-
-def fit_service(services: Any) -> FitService:
-    service = getattr(services, "fit", None)
-    if isinstance(service, FitService):
-        return service
-    settings = getattr(services, "settings", None)
-    if settings is None:
-        from anchorgpu.settings import get_settings
-
-        settings = get_settings()
-    return _service_for(settings.data.data_dir)
 
 
 def quote_buttons(result: FitResult, lang: Lang) -> InlineKeyboardMarkup | None:
@@ -66,7 +48,7 @@ def quote_buttons(result: FitResult, lang: Lang) -> InlineKeyboardMarkup | None:
         configs.append((result.cheapest[0].gpu_id, result.cheapest[0].count))
     rows = []
     for gpu_id, count in dict.fromkeys(configs):
-        data = f"quote:{gpu_id}:{count}"
+        data = QuoteItButton(gpu=gpu_id, count=count).pack()
         if len(data.encode()) <= 64:
             rows.append([InlineKeyboardButton(text=t("fit_button_quote", lang, count=count, gpu=gpu_id),
                                               callback_data=data)])
@@ -79,9 +61,9 @@ async def send_fit(message: Message, bot: Bot, service: FitService, text: str, l
         result = service.fit(text, model=model)
     except FitInputError as exc:
         usage = escape(t("fit_usage", lang))
-        await reply_html(message, render_error(exc, lang, as_html=True) + "\n\n" + usage)
+        await reply_html(message, render_error(exc, lang, HTML) + "\n\n" + usage)
         return
-    breakdown = render(result, lang, as_html=True, currency=service.currency)
+    breakdown = render(result, lang, HTML, currency=service.currency)
     markup = quote_buttons(result, lang)
     target = target_of(message)
     if utf16_len(strip_tags(breakdown)) <= CAPTION_LIMIT:
@@ -102,16 +84,15 @@ async def send_fit(message: Message, bot: Bot, service: FitService, text: str, l
 
 
 @router.message(Command("fit"))
-async def on_fit(message: Message, command: CommandObject, bot: Bot, lang: Lang,
-                 services: Any = None) -> None:
+async def on_fit(message: Message, command: CommandObject, bot: Bot, lang: Lang, fit: FitService) -> None:
     if _is_model_file(message):  # "/fit …" as the caption of an uploaded config.json / .gguf
-        await on_model_file(message, bot, lang, services)
+        await on_model_file(message, bot, lang, fit)
         return
     text = (command.args or "").strip()
     if not text:
         await reply_html(message, escape(t("fit_usage", lang)))
         return
-    await send_fit(message, bot, fit_service(services), text, lang)
+    await send_fit(message, bot, fit, text, lang)
 
 
 def _is_model_file(message: Message) -> bool:
@@ -125,7 +106,7 @@ def _is_model_file(message: Message) -> bool:
 
 
 @router.message(Sync(F.document), Sync(_is_model_file))
-async def on_model_file(message: Message, bot: Bot, lang: Lang, services: Any = None) -> None:
+async def on_model_file(message: Message, bot: Bot, lang: Lang, fit: FitService) -> None:
     document = message.document
     assert document is not None and document.file_name is not None
     if document.file_size and document.file_size > MAX_UPLOAD_BYTES:
@@ -142,13 +123,13 @@ async def on_model_file(message: Message, bot: Bot, lang: Lang, services: Any = 
         else:
             model = model_from_hf_config(raw, document.file_name)
     except ModelInputError as exc:
-        await reply_html(message, render_error(FitInputError(str(exc)), lang, as_html=True))
+        await reply_html(message, render_error(FitInputError(exc.phrase.key, **exc.phrase.params), lang, HTML))
         return
     except Exception:
         log.exception("could not download %s", document.file_name)
         await reply_html(message, escape(t("fit_error", lang, error=document.file_name)))
         return
-    await send_fit(message, bot, fit_service(services), caption, lang, model=model)
+    await send_fit(message, bot, fit, caption, lang, model=model)
 
 
 def _gguf_from_bytes(raw: bytes, name: str) -> ModelSpec:
@@ -156,21 +137,3 @@ def _gguf_from_bytes(raw: bytes, name: str) -> ModelSpec:
         path = Path(folder) / Path(name).name
         path.write_bytes(raw)
         return model_from_gguf(path)
-
-
-async def fit_question(message: Message, question: str, lang: Lang) -> bool:
-    """Plain-chat hook: answer VRAM questions that name a known model; anything else stays a question."""
-    if not FIT_QUESTION.search(question):
-        return False
-    service = fit_service(None)
-    try:
-        service.parser.parse(question)
-    except FitInputError:
-        return False
-    if message.bot is None:
-        return False
-    await send_fit(message, message.bot, service, question, lang)
-    return True
-
-
-ask.fit_question_handler = fit_question

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any
 
 from aiogram import Router
 from aiogram.types import InlineQuery, InlineQueryResultArticle, InputTextMessageContent
+from aiogram.types.inline_query_result_union import InlineQueryResultUnion
 
-from anchorgpu.lru import LRUCache
-from anchorgpu.texts import Lang
-from bot.rendering import render_card, split_html
+from app.views.answer import render_card
+from bot.rendering import split_html
+from infra.i18n import Lang
+from infra.lru import LRUCache
+from infra.markup import HTML
+from rag.glossary import GlossaryEntry
+from rag.retriever import Hit, HybridRetriever
 
 router = Router(name=__name__)
 MAX_RESULTS = 10
@@ -22,11 +26,11 @@ def _result_id(entry_id: str) -> str:
     return entry_id if len(entry_id.encode()) <= 64 else hashlib.sha1(entry_id.encode()).hexdigest()
 
 
-def cards(hits: list[Any], lang: Lang) -> list[Any]:
-    results: list[Any] = []
+def cards(hits: list[Hit] | list[GlossaryEntry], lang: Lang) -> list[InlineQueryResultUnion]:
+    results: list[InlineQueryResultUnion] = []
     for hit in hits[:MAX_RESULTS]:
-        entry = getattr(hit, "entry", hit)
-        card = split_html(render_card(entry.term, entry.definition, entry.source, lang))[0]
+        entry = hit.entry if isinstance(hit, Hit) else hit
+        card = split_html(render_card(entry, lang, HTML))[0]
         results.append(InlineQueryResultArticle(
             id=_result_id(entry.id), title=entry.term, description=entry.definition[:200],
             input_message_content=InputTextMessageContent(message_text=card, parse_mode="HTML",
@@ -36,13 +40,12 @@ def cards(hits: list[Any], lang: Lang) -> list[Any]:
 
 # Recent inline answers by query and language. The glossary does not change while the bot runs, and
 # people type and retype the same few terms, so a repeat skips retrieval and rendering.
-CARDS: LRUCache[tuple[str, Lang], list[Any]] = LRUCache(512)
+CARDS: LRUCache[tuple[str, Lang], list[InlineQueryResultUnion]] = LRUCache(512)
 
 
 @router.inline_query()
-async def on_inline(query: InlineQuery, services: Any, lang: Lang) -> None:
+async def on_inline(query: InlineQuery, retriever: HybridRetriever | None, lang: Lang) -> None:
     text = query.query.strip()
-    retriever = getattr(services, "retriever", None)
     if not text or retriever is None:
         await query.answer([], cache_time=5, is_personal=False)
         return

@@ -4,10 +4,13 @@
   a redelivered update replays the same quote and an edited message cannot create a second one;
   ``key=…`` in the text overrides it.
 * bare ``/quote`` walks through GPU → count → duration → pricing → confirm. The step and the choices live
-  in the FSM storage (database or Redis), so the flow survives a restart. Confirming uses the key
-  ``tg:<chat>:<flow message>``: a double tap replays instead of quoting twice.
-* ``quote:{gpu_id}:{count}`` (the /fit "quote it" button) enters the flow at the duration step.
-* callback data is at most 64 bytes; anything forged or stale gets a polite answer, never a crash.
+  in the FSM storage (database or Redis), so the flow survives a restart. Each button is a
+  :class:`FlowButton`; a step's handler runs only in its state (aiogram's state filters) and only for the
+  flow's current message (:class:`ActiveFlow`); anything else — forged, stale, out of step — gets a polite
+  "this button is out of date". Confirming uses the key ``tg:<chat>:<flow message>``: a double tap replays
+  instead of quoting twice.
+* :class:`QuoteItButton` (the /fit "quote it" button, ``quote:{gpu_id}:{count}``) enters the flow at the
+  duration step.
 """
 
 from __future__ import annotations
@@ -17,23 +20,19 @@ import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from aiogram import Bot, F, Router
-from aiogram.filters import Command, CommandObject, StateFilter
+from aiogram import BaseMiddleware, Bot, F, Router
+from aiogram.filters import BaseFilter, Command, CommandObject, StateFilter
+from aiogram.filters.callback_data import CallbackData
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, TelegramObject
 from sqlalchemy.exc import SQLAlchemyError
 
-from anchorgpu.services import Services
-from anchorgpu.texts import Lang, t
-from bot.faultpoints import crash_point
-from bot.filters import Sync
-from bot.rendering import escape
-from gpu.quote.duration import Duration, Unit
-from gpu.quote.render import (
+from app.views.quote import (
     number,
     pricing_label,
     render_conflict,
@@ -42,9 +41,15 @@ from gpu.quote.render import (
     render_quote,
     render_recent,
 )
+from bot.faultpoints import crash_point
+from bot.filters import Sync
+from gpu.quote.duration import Duration, Unit
 from gpu.quote.request import Pricing, QuoteInputError, QuoteRequest, parse_duration_or_error, split_key
 from gpu.quote.service import QuoteService
 from gpu.quote.store import IdempotencyConflictError
+from infra.i18n import Lang, t
+from infra.markup import HTML, escape
+from infra.settings import Settings
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
@@ -62,14 +67,29 @@ class QuoteFlow(StatesGroup):
     confirm = State()
 
 
+class FlowButton(CallbackData, prefix="qf"):
+    """A button of the guided flow: ``step`` is g / n / d / p (a choice in ``value``), ok or x."""
+
+    step: str
+    value: str = ""
+
+
+class QuoteItButton(CallbackData, prefix="quote"):
+    """The /fit "quote it" button."""
+
+    gpu: str
+    count: int
+
+
+# ---- one turn at a time per chat and user --------------------------------------------------------------
 # A button pressed right after the bot sent it can arrive before the handler that sent it has saved the
-# step (updates are handled concurrently). Flow handlers of one chat+user therefore take turns; the lock is
+# step (updates are handled concurrently). Flow updates of one chat+user therefore take turns; the lock is
 # per process and only orders the flow's own steps (idempotency never relies on it: see gpu.quote.store).
 _flow_locks: weakref.WeakValueDictionary[tuple[int, int], asyncio.Lock] = weakref.WeakValueDictionary()
 
 
 @asynccontextmanager
-async def _flow_turn(chat_id: int, user_id: int) -> AsyncIterator[None]:
+async def flow_turn(chat_id: int, user_id: int) -> AsyncIterator[None]:
     key = (chat_id, user_id)
     lock = _flow_locks.get(key)
     if lock is None:
@@ -79,8 +99,39 @@ async def _flow_turn(chat_id: int, user_id: int) -> AsyncIterator[None]:
         yield
 
 
-def _callback_chat(callback: CallbackQuery) -> int:
-    return callback.message.chat.id if callback.message is not None else callback.from_user.id
+class FlowTurnMiddleware(BaseMiddleware):
+    """Every button that reaches this router waits for the previous flow update of its chat and user,
+    before the state filters read the step."""
+
+    async def __call__(self, handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+                       event: TelegramObject, data: dict[str, Any]) -> Any:
+        assert isinstance(event, CallbackQuery)
+        chat_id = event.message.chat.id if event.message is not None else event.from_user.id
+        async with flow_turn(chat_id, event.from_user.id):
+            return await handler(event, data)
+
+
+router.callback_query.outer_middleware(FlowTurnMiddleware())
+
+
+@dataclass(frozen=True)
+class Flow:
+    """The flow's saved choices and its message (the one whose keyboard is current)."""
+
+    data: dict[str, Any]
+    message: Message
+
+
+class ActiveFlow(BaseFilter):
+    """Passes a flow button pressed on the flow's current message, injecting ``flow``; a keyboard of an
+    older message, or a flow that ended, does not pass (the stale handler answers it)."""
+
+    async def __call__(self, callback: CallbackQuery, state: FSMContext) -> bool | dict[str, Any]:
+        data = await state.get_data()
+        message = callback.message
+        if not isinstance(message, Message) or data.get("msg_id") != message.message_id:
+            return False
+        return {"flow": Flow(data, message)}
 
 
 def owner_of(user_id: int) -> str:
@@ -92,30 +143,23 @@ def message_key(chat_id: int, message_id: int) -> str:
     return f"tg:{chat_id}:{message_id}"
 
 
-def _quotes(services: Services | None) -> QuoteService | None:
-    return services.quotes if services is not None else None
-
-
-def _button(text: str, data: str) -> InlineKeyboardButton:
-    assert len(data.encode()) <= MAX_CALLBACK_BYTES, data
-    return InlineKeyboardButton(text=text, callback_data=data)
+def _button(text: str, data: CallbackData) -> InlineKeyboardButton:
+    packed = data.pack()
+    assert len(packed.encode()) <= MAX_CALLBACK_BYTES, packed
+    return InlineKeyboardButton(text=text, callback_data=packed)
 
 
 def _keyboard(buttons: list[InlineKeyboardButton], per_row: int, lang: Lang) -> InlineKeyboardMarkup:
     rows = [buttons[i:i + per_row] for i in range(0, len(buttons), per_row)]
-    rows.append([_button(t("quote_btn_cancel", lang), "qf:x")])
+    rows.append([_button(t("quote_btn_cancel", lang), FlowButton(step="x"))])
     return InlineKeyboardMarkup(inline_keyboard=rows)
 
 
 # ---- one-line /quote ---------------------------------------------------------------------------------
 @router.message(Command("quote"))
 @router.edited_message(Command("quote"))
-async def on_quote(message: Message, command: CommandObject, state: FSMContext, lang: Lang = "ru",
-                   services: Services | None = None) -> None:
-    quotes = _quotes(services)
-    if quotes is None:
-        await message.answer(escape(t("quote_unavailable", lang)))
-        return
+async def on_quote(message: Message, command: CommandObject, state: FSMContext, quotes: QuoteService,
+                   settings: Settings, lang: Lang) -> None:
     text = (command.args or "").strip()
     if not text:
         if message.edit_date is None:  # an edited bare /quote is not a new request
@@ -128,25 +172,21 @@ async def on_quote(message: Message, command: CommandObject, state: FSMContext, 
     try:
         issued = await quotes.quote_text(text, owner=owner_of(user_id), key=key)
     except QuoteInputError as exc:
-        await message.answer(render_input_error(exc, lang, html=True) + "\n\n" + escape(t("quote_usage", lang)))
+        await message.answer(render_input_error(exc, lang, HTML) + "\n\n" + escape(t("quote_usage", lang)))
         return
     except IdempotencyConflictError as exc:
-        await message.answer(render_conflict(exc, lang, html=True, edited=derived))
+        await message.answer(render_conflict(exc, lang, HTML, edited=derived))
         return
     except (SQLAlchemyError, OSError):  # OSError: the database refused the connection
         log.exception("quote store failed")
         await message.answer(escape(t("quote_unavailable", lang)))
         return
-    crash_point(services.settings if services else None, "quote_stored")  # test-only, see bot/faultpoints.py
-    await message.answer(render_issued(issued, lang, html=True))
+    crash_point(settings, "quote_stored")  # test-only, see bot/faultpoints.py
+    await message.answer(render_issued(issued, lang, HTML))
 
 
 @router.message(Command("quotes"))
-async def on_quotes(message: Message, lang: Lang = "ru", services: Services | None = None) -> None:
-    quotes = _quotes(services)
-    if quotes is None:
-        await message.answer(escape(t("quote_unavailable", lang)))
-        return
+async def on_quotes(message: Message, quotes: QuoteService, lang: Lang) -> None:
     user_id = message.from_user.id if message.from_user else message.chat.id
     try:
         recent = await quotes.recent(owner_of(user_id), limit=10)
@@ -154,38 +194,40 @@ async def on_quotes(message: Message, lang: Lang = "ru", services: Services | No
         log.exception("quote store failed")
         await message.answer(escape(t("quote_unavailable", lang)))
         return
-    await message.answer(render_recent(recent, lang, html=True))
+    await message.answer(render_recent(recent, lang, HTML))
 
 
-# ---- guided flow -------------------------------------------------------------------------------------
+# ---- guided flow: keyboards --------------------------------------------------------------------------
 def _gpu_keyboard(quotes: QuoteService, lang: Lang) -> InlineKeyboardMarkup:
     prices = quotes.prices()
     buttons = []
     for gpu_id in quotes.rentable_gpu_ids():
         price = prices.gpus[gpu_id]
         label = f"{quotes.catalog.get(gpu_id).name.split(' ', 1)[-1]} · {number(price.on_demand, lang)}"
-        buttons.append(_button(label, f"qf:g:{gpu_id}"))
+        buttons.append(_button(label, FlowButton(step="g", value=gpu_id)))
     return _keyboard(buttons, 2, lang)
 
 
 def _count_keyboard(quotes: QuoteService, lang: Lang) -> InlineKeyboardMarkup:
     limit = quotes.prices().max_gpus_per_quote
-    return _keyboard([_button(str(n), f"qf:n:{n}") for n in COUNT_CHOICES if n <= limit], 4, lang)
+    return _keyboard([_button(str(n), FlowButton(step="n", value=str(n))) for n in COUNT_CHOICES if n <= limit],
+                     4, lang)
 
 
 def _duration_keyboard(lang: Lang) -> InlineKeyboardMarkup:
-    return _keyboard([_button(Duration.of_hours(h).describe(lang), f"qf:d:{h}")
+    return _keyboard([_button(Duration.of_hours(h).describe(lang), FlowButton(step="d", value=str(h)))
                       for h in DURATION_CHOICES_HOURS], 3, lang)
 
 
 def _pricing_keyboard(quotes: QuoteService, gpu_id: str, lang: Lang) -> InlineKeyboardMarkup:
     choices = [p for p in Pricing if p is not Pricing.SPOT or quotes.offers_spot(gpu_id)]
-    return _keyboard([_button(pricing_label(p.value, lang), f"qf:p:{p.value}") for p in choices], 1, lang)
+    return _keyboard([_button(pricing_label(p.value, lang), FlowButton(step="p", value=p.value))
+                      for p in choices], 1, lang)
 
 
 def _confirm_keyboard(lang: Lang) -> InlineKeyboardMarkup:
-    return InlineKeyboardMarkup(inline_keyboard=[[_button(t("quote_btn_confirm", lang), "qf:ok"),
-                                                  _button(t("quote_btn_cancel", lang), "qf:x")]])
+    return InlineKeyboardMarkup(inline_keyboard=[[_button(t("quote_btn_confirm", lang), FlowButton(step="ok")),
+                                                  _button(t("quote_btn_cancel", lang), FlowButton(step="x"))]])
 
 
 def _gpu_name(quotes: QuoteService, data: dict[str, Any]) -> str:
@@ -200,61 +242,25 @@ def _duration_to(duration: Duration) -> list[list[str]]:
     return [[format(amount, "f"), unit.value] for amount, unit in duration.parts]
 
 
-async def _start_flow(message: Message, state: FSMContext, quotes: QuoteService, lang: Lang) -> None:
-    user_id = message.from_user.id if message.from_user else message.chat.id
-    async with _flow_turn(message.chat.id, user_id):
-        sent = await message.answer(escape(t("quote_flow_gpu", lang)), reply_markup=_gpu_keyboard(quotes, lang))
-        await state.set_state(QuoteFlow.gpu)
-        await state.set_data({"msg_id": sent.message_id})
+def _request_from(data: dict[str, Any]) -> QuoteRequest:
+    return QuoteRequest(gpu_id=str(data["gpu"]), gpu_count=int(data["count"]), duration=_duration_from(data),
+                        pricing=Pricing(str(data["pricing"])))
+
+
+def _decimal_in(raw: str, low: int, high: int) -> int | None:
+    return int(raw) if raw.isdecimal() and low <= int(raw) <= high else None
 
 
 async def _stale(callback: CallbackQuery, lang: Lang) -> None:
     await callback.answer(t("quote_flow_stale", lang), show_alert=False)
 
 
-def _flow_message(callback: CallbackQuery, data: dict[str, Any]) -> Message | None:
-    """The callback's message when it is the current flow message (older keyboards are stale)."""
-    msg = callback.message
-    if not isinstance(msg, Message) or data.get("msg_id") != msg.message_id:
-        return None
-    return msg
-
-
-async def _edit(msg: Message, text: str, markup: InlineKeyboardMarkup | None) -> None:
-    await msg.edit_text(text, reply_markup=markup)
-
-
-async def on_flow_gpu(callback: CallbackQuery, state: FSMContext, lang: Lang = "ru",
-                      services: Services | None = None) -> None:
-    quotes = _quotes(services)
-    data = await state.get_data()
-    msg = _flow_message(callback, data)
-    gpu_id = (callback.data or "").removeprefix("qf:g:")
-    if quotes is None or msg is None or gpu_id not in quotes.rentable_gpu_ids():
-        await _stale(callback, lang)
-        return
-    await state.update_data(gpu=gpu_id)
-    await state.set_state(QuoteFlow.count)
-    await _edit(msg, escape(t("quote_flow_count", lang, gpu=quotes.catalog.get(gpu_id).name)),
-                _count_keyboard(quotes, lang))
-    await callback.answer()
-
-
-async def on_flow_count(callback: CallbackQuery, state: FSMContext, lang: Lang = "ru",
-                        services: Services | None = None) -> None:
-    quotes = _quotes(services)
-    data = await state.get_data()
-    msg = _flow_message(callback, data)
-    raw = (callback.data or "").removeprefix("qf:n:")
-    if quotes is None or msg is None or not raw.isdecimal() or not (
-            1 <= int(raw) <= quotes.prices().max_gpus_per_quote) or "gpu" not in data:
-        await _stale(callback, lang)
-        return
-    await state.update_data(count=int(raw))
-    await state.set_state(QuoteFlow.duration)
-    await _edit(msg, escape(t("quote_flow_duration", lang, gpu=_gpu_name(quotes, data), count=int(raw))),
-                _duration_keyboard(lang))
-    await callback.answer()
+async def _start_flow(message: Message, state: FSMContext, quotes: QuoteService, lang: Lang) -> None:
+    user_id = message.from_user.id if message.from_user else message.chat.id
+    async with flow_turn(message.chat.id, user_id):
+        sent = await message.answer(escape(t("quote_flow_gpu", lang)), reply_markup=_gpu_keyboard(quotes, lang))
+        await state.set_state(QuoteFlow.gpu)
+        await state.set_data({"msg_id": sent.message_id})
 
 
 async def _to_pricing(state: FSMContext, quotes: QuoteService, duration: Duration, lang: Lang,
@@ -266,32 +272,56 @@ async def _to_pricing(state: FSMContext, quotes: QuoteService, duration: Duratio
                     duration=duration.describe(lang)))
     markup = _pricing_keyboard(quotes, str(data["gpu"]), lang)
     if msg is not None:
-        await _edit(msg, text, markup)
+        await msg.edit_text(text, reply_markup=markup)
     elif reply_to is not None:
         sent = await reply_to.answer(text, reply_markup=markup)
         await state.update_data(msg_id=sent.message_id)
 
 
-async def on_flow_duration(callback: CallbackQuery, state: FSMContext, lang: Lang = "ru",
-                           services: Services | None = None) -> None:
-    quotes = _quotes(services)
-    data = await state.get_data()
-    msg = _flow_message(callback, data)
-    raw = (callback.data or "").removeprefix("qf:d:")
-    if quotes is None or msg is None or not raw.isdecimal() or not (
-            1 <= int(raw) <= quotes.prices().max_duration_days * 24) or "count" not in data:
+# ---- guided flow: one handler per step, each in its own state ----------------------------------------
+@router.callback_query(FlowButton.filter(F.step == "g"), StateFilter(QuoteFlow.gpu), ActiveFlow())
+async def on_flow_gpu(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
+                      quotes: QuoteService, lang: Lang) -> None:
+    gpu_id = callback_data.value
+    if gpu_id not in quotes.rentable_gpu_ids():
         await _stale(callback, lang)
         return
-    await _to_pricing(state, quotes, Duration.of_hours(int(raw)), lang, msg, None)
+    await state.update_data(gpu=gpu_id)
+    await state.set_state(QuoteFlow.count)
+    await flow.message.edit_text(escape(t("quote_flow_count", lang, gpu=quotes.catalog.get(gpu_id).name)),
+                                 reply_markup=_count_keyboard(quotes, lang))
+    await callback.answer()
+
+
+@router.callback_query(FlowButton.filter(F.step == "n"), StateFilter(QuoteFlow.count), ActiveFlow())
+async def on_flow_count(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
+                        quotes: QuoteService, lang: Lang) -> None:
+    count = _decimal_in(callback_data.value, 1, quotes.prices().max_gpus_per_quote)
+    if count is None or "gpu" not in flow.data:
+        await _stale(callback, lang)
+        return
+    await state.update_data(count=count)
+    await state.set_state(QuoteFlow.duration)
+    await flow.message.edit_text(escape(t("quote_flow_duration", lang, gpu=_gpu_name(quotes, flow.data),
+                                          count=count)), reply_markup=_duration_keyboard(lang))
+    await callback.answer()
+
+
+@router.callback_query(FlowButton.filter(F.step == "d"), StateFilter(QuoteFlow.duration), ActiveFlow())
+async def on_flow_duration(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
+                           quotes: QuoteService, lang: Lang) -> None:
+    hours = _decimal_in(callback_data.value, 1, quotes.prices().max_duration_days * 24)
+    if hours is None or "count" not in flow.data:
+        await _stale(callback, lang)
+        return
+    await _to_pricing(state, quotes, Duration.of_hours(hours), lang, flow.message, None)
     await callback.answer()
 
 
 @router.message(StateFilter(QuoteFlow.duration), Sync(F.text), Sync(~F.text.startswith("/")))
-async def on_flow_typed_duration(message: Message, state: FSMContext, lang: Lang = "ru",
-                                 services: Services | None = None) -> None:
-    quotes = _quotes(services)
+async def on_flow_typed_duration(message: Message, state: FSMContext, quotes: QuoteService, lang: Lang) -> None:
     data = await state.get_data()
-    if quotes is None or "count" not in data:
+    if "count" not in data:
         await state.clear()
         await message.answer(escape(t("quote_flow_stale", lang)))
         return
@@ -301,137 +331,93 @@ async def on_flow_typed_duration(message: Message, state: FSMContext, lang: Lang
             raise QuoteInputError("too long", [], "duration", "too_long",
                                   days=quotes.prices().max_duration_days)
     except QuoteInputError as exc:
-        await message.answer(render_input_error(exc, lang, html=True))
+        await message.answer(render_input_error(exc, lang, HTML))
         return
     user_id = message.from_user.id if message.from_user else message.chat.id
-    async with _flow_turn(message.chat.id, user_id):
+    async with flow_turn(message.chat.id, user_id):
         await _to_pricing(state, quotes, duration, lang, None, message)
 
 
-def _request_from(data: dict[str, Any]) -> QuoteRequest:
-    return QuoteRequest(gpu_id=str(data["gpu"]), gpu_count=int(data["count"]), duration=_duration_from(data),
-                        pricing=Pricing(str(data["pricing"])))
-
-
-async def on_flow_pricing(callback: CallbackQuery, state: FSMContext, lang: Lang = "ru",
-                          services: Services | None = None) -> None:
-    quotes = _quotes(services)
-    data = await state.get_data()
-    msg = _flow_message(callback, data)
-    raw = (callback.data or "").removeprefix("qf:p:")
-    if quotes is None or msg is None or raw not in {p.value for p in Pricing} or "duration" not in data:
+@router.callback_query(FlowButton.filter(F.step == "p"), StateFilter(QuoteFlow.pricing), ActiveFlow())
+async def on_flow_pricing(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
+                          quotes: QuoteService, lang: Lang) -> None:
+    if callback_data.value not in {p.value for p in Pricing} or "duration" not in flow.data:
         await _stale(callback, lang)
         return
-    data["pricing"] = raw
     try:
-        preview = quotes.preview(_request_from(data))
+        preview = quotes.preview(_request_from({**flow.data, "pricing": callback_data.value}))
     except (QuoteInputError, KeyError, ValueError, InvalidOperation) as exc:
-        text = render_input_error(exc, lang, html=False) if isinstance(exc, QuoteInputError) else ""
+        text = render_input_error(exc, lang) if isinstance(exc, QuoteInputError) else ""
         await callback.answer(text[:190] or t("quote_flow_stale", lang), show_alert=True)
         return
-    await state.update_data(pricing=raw)
+    await state.update_data(pricing=callback_data.value)
     await state.set_state(QuoteFlow.confirm)
-    text = render_quote(preview, lang, html=True) + "\n\n" + escape(t("quote_flow_confirm", lang))
-    await _edit(msg, text, _confirm_keyboard(lang))
+    text = render_quote(preview, lang, HTML) + "\n\n" + escape(t("quote_flow_confirm", lang))
+    await flow.message.edit_text(text, reply_markup=_confirm_keyboard(lang))
     await callback.answer()
 
 
-async def on_flow_confirm(callback: CallbackQuery, state: FSMContext, lang: Lang = "ru",
-                          services: Services | None = None) -> None:
-    quotes = _quotes(services)
-    data = await state.get_data()
-    msg = _flow_message(callback, data)
-    if quotes is None or msg is None or "pricing" not in data:
+@router.callback_query(FlowButton.filter(F.step == "ok"), StateFilter(QuoteFlow.confirm), ActiveFlow())
+async def on_flow_confirm(callback: CallbackQuery, flow: Flow, state: FSMContext, quotes: QuoteService,
+                          lang: Lang) -> None:
+    if "pricing" not in flow.data:
         await _stale(callback, lang)
         return
-    request = _request_from(data)
-    user_id = callback.from_user.id
+    request = _request_from(flow.data)
+    msg = flow.message
     summary = f"{request.gpu_id} x{request.gpu_count} {request.duration.describe('en')} {request.pricing.value}"
     try:
-        issued = await quotes.issue(request, owner=owner_of(user_id), key=message_key(msg.chat.id, msg.message_id),
-                                    request_text=f"guided: {summary}")
+        issued = await quotes.issue(request, owner=owner_of(callback.from_user.id),
+                                    key=message_key(msg.chat.id, msg.message_id), request_text=f"guided: {summary}")
     except IdempotencyConflictError as exc:
         await callback.answer()
-        await msg.answer(render_conflict(exc, lang, html=True))
+        await msg.answer(render_conflict(exc, lang, HTML))
         return
     except (QuoteInputError, SQLAlchemyError, OSError) as exc:
         log.warning("guided quote failed: %s", exc)
         await callback.answer(t("quote_unavailable", lang), show_alert=True)
         return
     await state.clear()
-    await _edit(msg, render_issued(issued, lang, html=True), None)
+    await msg.edit_text(render_issued(issued, lang, HTML), reply_markup=None)
     await callback.answer()
 
 
-async def on_flow_cancel(callback: CallbackQuery, state: FSMContext, lang: Lang = "ru",
-                         services: Services | None = None) -> None:
-    data = await state.get_data()
-    msg = _flow_message(callback, data)
-    if msg is None:
-        await _stale(callback, lang)
-        return
+@router.callback_query(FlowButton.filter(F.step == "x"), StateFilter(QuoteFlow), ActiveFlow())
+async def on_flow_cancel(callback: CallbackQuery, flow: Flow, state: FSMContext, lang: Lang) -> None:
     await state.clear()
-    await _edit(msg, escape(t("quote_flow_cancelled", lang)), None)
+    await flow.message.edit_text(escape(t("quote_flow_cancelled", lang)), reply_markup=None)
     await callback.answer()
 
 
-@router.callback_query(Sync(F.data.startswith("quote:")))
-async def on_quote_it(callback: CallbackQuery, state: FSMContext, bot: Bot, lang: Lang = "ru",
-                      services: Services | None = None) -> None:
-    """The /fit "quote it" button: ``quote:{gpu_id}:{count}`` lands at the duration step."""
-    quotes = _quotes(services)
-    parts = (callback.data or "").split(":")
-    if quotes is None or callback.message is None or len(parts) != 3 or not parts[2].isdecimal():
+# ---- the /fit "quote it" button ----------------------------------------------------------------------
+@router.callback_query(QuoteItButton.filter())
+async def on_quote_it(callback: CallbackQuery, callback_data: QuoteItButton, state: FSMContext, bot: Bot,
+                      quotes: QuoteService, lang: Lang) -> None:
+    """Lands at the duration step of the flow, GPU and count chosen."""
+    if callback.message is None:
         await _stale(callback, lang)
         return
     limit = quotes.prices().max_gpus_per_quote
+    gpu_id, count = callback_data.gpu, callback_data.count
     problem: QuoteInputError | None = None
-    if parts[1] not in quotes.rentable_gpu_ids():
-        problem = QuoteInputError("not rentable", quotes.rentable_gpu_ids(), "gpu", "not_priced",
-                                  gpu=parts[1][:32])
-    elif not 1 <= int(parts[2]) <= limit:
+    if gpu_id not in quotes.rentable_gpu_ids():
+        problem = QuoteInputError("not rentable", quotes.rentable_gpu_ids(), "gpu", "not_priced", gpu=gpu_id[:32])
+    elif not 1 <= count <= limit:
         problem = QuoteInputError("count", [], "gpu_count", "bad_count", max=limit)
     if problem is not None:
         # well-formed but impossible (e.g. a /fit suggestion beyond the automatic limit): say why
-        await callback.answer(render_input_error(problem, lang, html=False)[:200], show_alert=True)
+        await callback.answer(render_input_error(problem, lang)[:200], show_alert=True)
         return
-    gpu_id, count = parts[1], int(parts[2])
     text = escape(t("quote_flow_duration", lang, gpu=quotes.catalog.get(gpu_id).name, count=count))
     chat = callback.message.chat
     thread = getattr(callback.message, "message_thread_id", None)
-    async with _flow_turn(chat.id, callback.from_user.id):
-        sent = await bot.send_message(chat.id, text, reply_markup=_duration_keyboard(lang),
-                                      message_thread_id=thread)
-        await state.set_state(QuoteFlow.duration)
-        await state.set_data({"msg_id": sent.message_id, "gpu": gpu_id, "count": count})
+    sent = await bot.send_message(chat.id, text, reply_markup=_duration_keyboard(lang), message_thread_id=thread)
+    await state.set_state(QuoteFlow.duration)
+    await state.set_data({"msg_id": sent.message_id, "gpu": gpu_id, "count": count})
     await callback.answer()
 
 
-StepHandler = Callable[[CallbackQuery, FSMContext, Lang, Services | None], Awaitable[None]]
-# button prefix -> (the step it belongs to, its handler); any other combination is stale or forged
-_STEPS: tuple[tuple[str, State | None, StepHandler], ...] = (
-    ("qf:g:", QuoteFlow.gpu, on_flow_gpu),
-    ("qf:n:", QuoteFlow.count, on_flow_count),
-    ("qf:d:", QuoteFlow.duration, on_flow_duration),
-    ("qf:p:", QuoteFlow.pricing, on_flow_pricing),
-    ("qf:ok", QuoteFlow.confirm, on_flow_confirm),
-    ("qf:x", None, on_flow_cancel),
-)
-
-
-@router.callback_query(Sync(F.data.startswith("qf:")))
-async def on_flow_button(callback: CallbackQuery, state: FSMContext, lang: Lang = "ru",
-                         services: Services | None = None) -> None:
-    """Every flow button: checked against the saved step, one at a time per chat and user."""
-    data = callback.data or ""
-    async with _flow_turn(_callback_chat(callback), callback.from_user.id):
-        current = await state.get_state()
-        for prefix, step, handler in _STEPS:
-            exact = not prefix.endswith(":")
-            if (data == prefix) if exact else data.startswith(prefix):
-                if step is None or current == step.state:
-                    await handler(callback, state, lang, services)
-                    return
-                break
-    # forged, garbage or out-of-step (e.g. pressed again after the flow ended)
+@router.callback_query(Sync(F.data.startswith((f"{FlowButton.__prefix__}:", f"{QuoteItButton.__prefix__}:"))))
+async def on_stale_quote_button(callback: CallbackQuery, lang: Lang) -> None:
+    """A quote button out of step, of an older message, of an ended flow, or forged."""
     await _stale(callback, lang)

@@ -9,10 +9,10 @@ from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
-from anchorgpu.texts import Lang, t
 from bot.preferences import ANSWER_LENGTHS, LANGS, Preferences, PreferenceStore, scope_for
-from bot.rendering import escape
 from bot.streaming import reply_html, with_retry_after
+from infra.i18n import Lang, t
+from infra.markup import escape
 
 router = Router(name=__name__)
 ADMIN_STATUSES = {ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.CREATOR}

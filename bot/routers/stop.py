@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiogram import Router
 from aiogram.filters import Command
 from aiogram.types import Message
 
-from anchorgpu.texts import Lang, t
-from bot.rendering import escape
 from bot.streaming import reply_html
+from infra.i18n import Lang, t
+from infra.markup import escape
+from rag.answer import Answerer
 
 router = Router(name=__name__)
 
 
 @router.message(Command("stop"))
-async def on_stop(message: Message, services: Any, lang: Lang) -> None:
-    answerer = getattr(services, "answerer", None)
+async def on_stop(message: Message, answerer: Answerer | None, lang: Lang) -> None:
     stopped = 0
     if answerer is not None and message.from_user is not None:
         stopped = answerer.cancel(str(message.from_user.id))

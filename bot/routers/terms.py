@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
-
 from aiogram import Router
 from aiogram.filters import Command
 from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
-from anchorgpu.settings import Settings
-from anchorgpu.texts import Lang, t
-from bot.rendering import escape, render_card, split_html
+from app.services import Services
+from app.views.answer import render_card
+from bot.rendering import split_html
 from bot.streaming import reply_html, with_retry_after
+from infra.i18n import Lang, has, t
+from infra.markup import HTML, escape
+from rag.glossary import GlossaryEntry
 
 router = Router(name=__name__)
 PAGE_SIZE = 8
@@ -28,28 +28,31 @@ class TermsCallback(CallbackData, prefix="terms"):
 
 
 class Glossary:
-    def __init__(self, entries: list[tuple[str, str, str, str]]) -> None:
-        # (term, definition, source, category), sorted by category then term
-        self.entries = sorted(entries, key=lambda e: (e[3], e[0].lower()))
-        self.categories = sorted({e[3] for e in self.entries})
+    """The entries sorted for browsing: by category, then term."""
+
+    def __init__(self, entries: list[GlossaryEntry]) -> None:
+        self.entries = sorted(entries, key=lambda e: (e.category, e.term.lower()))
+        self.categories = sorted({e.category for e in self.entries})
 
     def in_category(self, index: int) -> list[int]:
         category = self.categories[index]
-        return [i for i, e in enumerate(self.entries) if e[3] == category]
+        return [i for i, e in enumerate(self.entries) if e.category == category]
 
 
-@lru_cache(maxsize=4)
-def load(data_dir: Path) -> Glossary:
-    from rag.glossary import load_glossary
+# The sorted view of the current entry list; the glossary's owner hands out a new list after an edit.
+_BROWSABLE: list[tuple[list[GlossaryEntry], Glossary]] = []
 
-    return Glossary([(e.term, e.definition, e.source, e.category) for e in load_glossary(data_dir)])
+
+def browsable(services: Services) -> Glossary:
+    entries = services.glossary.get()
+    if not _BROWSABLE or _BROWSABLE[0][0] is not entries:
+        _BROWSABLE[:] = [(entries, Glossary(entries))]
+    return _BROWSABLE[0][1]
 
 
 def category_name(category: str, lang: Lang) -> str:
     key = f"category_{category}"
-    from anchorgpu.texts import MESSAGES
-
-    return t(key, lang) if key in MESSAGES else category.capitalize()
+    return t(key, lang) if has(key) else category.capitalize()
 
 
 def categories_view(glossary: Glossary, lang: Lang) -> tuple[str, InlineKeyboardMarkup]:
@@ -68,7 +71,7 @@ def category_view(glossary: Glossary, index: int, page: int, lang: Lang) -> tupl
     page = min(max(0, page), pages - 1)
     builder = InlineKeyboardBuilder()
     for entry in members[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]:
-        builder.button(text=glossary.entries[entry][0][:60],
+        builder.button(text=glossary.entries[entry].term[:60],
                        callback_data=TermsCallback(view="term", category=index, page=page, entry=entry))
     builder.adjust(2)
     nav = InlineKeyboardBuilder()
@@ -89,16 +92,15 @@ def category_view(glossary: Glossary, index: int, page: int, lang: Lang) -> tupl
 
 def term_view(glossary: Glossary, entry: int, category: int, page: int,
               lang: Lang) -> tuple[str, InlineKeyboardMarkup]:
-    term, definition, source, _ = glossary.entries[entry]
     builder = InlineKeyboardBuilder()
     builder.button(text=t("button_back", lang), callback_data=TermsCallback(view="cat", category=category,
                                                                            page=page))
-    return split_html(render_card(term, definition, source, lang))[0], builder.as_markup()
+    return split_html(render_card(glossary.entries[entry], lang, HTML))[0], builder.as_markup()
 
 
 @router.message(Command("terms"))
-async def on_terms(message: Message, settings: Settings, lang: Lang) -> None:
-    glossary = load(settings.data.data_dir)
+async def on_terms(message: Message, services: Services, lang: Lang) -> None:
+    glossary = browsable(services)
     if not glossary.entries:
         await reply_html(message, escape(t("terms_empty", lang)))
         return
@@ -107,9 +109,9 @@ async def on_terms(message: Message, settings: Settings, lang: Lang) -> None:
 
 
 @router.callback_query(TermsCallback.filter())
-async def on_terms_button(query: CallbackQuery, callback_data: TermsCallback, settings: Settings,
+async def on_terms_button(query: CallbackQuery, callback_data: TermsCallback, services: Services,
                           lang: Lang) -> None:
-    glossary = load(settings.data.data_dir)
+    glossary = browsable(services)
     message = query.message
     valid_category = 0 <= callback_data.category < len(glossary.categories)
     valid_entry = 0 <= callback_data.entry < len(glossary.entries)

@@ -23,6 +23,7 @@ from typing import Literal
 from gpu.catalog import GPUCatalog, GPUSpec
 from gpu.fit.models import ModelSpec
 from gpu.fit.quant import KV_DTYPES, Q6_K_BPW, WEIGHT_FORMATS, WeightFormat
+from infra.i18n import Phrase
 
 GIB = 2**30
 RUNTIME_OVERHEAD_GIB = 0.75
@@ -126,7 +127,7 @@ class FitResult:
     max_batch: int | None = None
     decode_tokens_per_s: float | None = None
     cheapest: list[Option] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Phrase] = field(default_factory=list)
     gpu_was_given: bool = True
 
     @property
@@ -482,36 +483,31 @@ class FitEngine:
             return model.params * 2.0
         return weight_bytes(model, WEIGHT_FORMATS[req.quant])
 
-    def _notes(self, req: FitRequest, result: FitResult) -> list[str]:
+    def _notes(self, req: FitRequest, result: FitResult) -> list[Phrase]:
         model, notes = req.model, []
         parallel = req.effective_parallel
         if model.estimated:
-            notes.append("Architecture estimated from the parameter count (Llama-like); upload config.json "
-                         "for an exact KV cache.")
+            notes.append(Phrase.of("fit_note_estimated"))
         if model.kind == "llm" and model.is_mla:
-            notes.append(f"MLA: the cache holds {model.kv_lora_rank}+{model.rope_dim} values per token per "
-                         "layer (not full K/V), replicated on every tensor-parallel GPU.")
+            notes.append(Phrase.of("fit_note_mla", kv_lora_rank=model.kv_lora_rank, rope_dim=model.rope_dim))
         elif model.kind == "llm" and model.kv_heads < model.heads:
-            notes.append(f"Grouped-query attention: {model.kv_heads} KV heads for {model.heads} query heads.")
+            notes.append(Phrase.of("fit_note_gqa", kv_heads=model.kv_heads, heads=model.heads))
         if model.sliding_window and model.sliding_layers and model.kind == "llm":
-            notes.append(f"{model.sliding_layers} of {model.layers} layers use a "
-                         f"{model.sliding_window}-token sliding window and cache only that many tokens.")
+            notes.append(Phrase.of("fit_note_sliding", sliding_layers=model.sliding_layers, layers=model.layers,
+                                   window=model.sliding_window))
         if model.experts and req.mode == "inference":
-            notes.append(f"MoE: all {model.experts} experts must be resident; only {model.experts_active} "
-                         "per token are read, which sets the decode speed.")
+            notes.append(Phrase.of("fit_note_moe", experts=model.experts, active=model.experts_active))
         if req.mode != "inference" and parallel == "ddp" and req.gpu_count > 1:
-            notes.append("DDP replicates the whole model on every GPU: memory is not pooled; "
-                         "use ZeRO/FSDP to shard it.")
+            notes.append(Phrase.of("fit_note_ddp"))
         if req.context is not None and req.context > model.max_context and model.kind == "llm":
-            notes.append(f"Context {req.context:,} exceeds the model's maximum of {model.max_context:,}.")
+            notes.append(Phrase.of("fit_note_context_over", context=f"{req.context:,}",
+                                   max_context=f"{model.max_context:,}"))
         if model.kind == "diffusion" and not req.vae_tiling:
-            notes.append("VAE decode peak dominates at high resolution; vae_tiling cuts it.")
+            notes.append(Phrase.of("fit_note_vae_tiling"))
         if not result.gpu_was_given:
-            notes.append("No GPU given: showing the cheapest catalog configuration that fits.")
+            notes.append(Phrase.of("fit_note_no_gpu"))
         if result.min_gpus is None and result.gpu_was_given:
-            notes.append(f"Does not fit on any number (up to {MAX_GPUS}) of {result.gpu.name} "
-                         "with this setup.")
+            notes.append(Phrase.of("fit_note_never_fits", max_gpus=MAX_GPUS, gpu=result.gpu.name))
         if req.quant == "fp8" and model.kind == "llm" and result.gpu.fp8_tflops is None:
-            notes.append(f"{result.gpu.name} has no FP8 tensor cores: FP8 weights run through "
-                         "weight-only kernels (e.g. Marlin).")
+            notes.append(Phrase.of("fit_note_no_fp8", gpu=result.gpu.name))
         return notes

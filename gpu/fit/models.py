@@ -7,13 +7,13 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
-from gpu.catalog import DEFAULT_DATA_DIR, UnknownNameError, normalize_name, suggest
+from gpu.catalog import UnknownNameError, normalize_name, suggest
+from infra.i18n import Phrase
 
 ModelKind = Literal["llm", "diffusion", "asr"]
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few KB; anything larger is not one
@@ -23,7 +23,11 @@ MAX_PARAMS = 10**15
 
 
 class ModelInputError(ValueError):
-    """A model description that cannot be used; the message says why and what to do."""
+    """A model description that cannot be used: a catalog phrase saying why (rendered by the fronts)."""
+
+    def __init__(self, message_key: str, /, **params: Any) -> None:
+        self.phrase = Phrase(message_key, params)
+        super().__init__(self.phrase.render("en"))
 
 
 @dataclass(frozen=True)
@@ -184,15 +188,16 @@ class ModelCatalog:
         return dict(self._index)
 
 
-@lru_cache(maxsize=8)
-def _load(path: Path) -> ModelCatalog:
+def read_model_catalog(path: Path) -> ModelCatalog:
+    """Parse ``models.yaml``; the one reader is :class:`gpu.data.GpuData`."""
     with path.open(encoding="utf-8") as handle:
         document = yaml.safe_load(handle)
     return ModelCatalog([_spec_from_row(row) for row in document["models"]])
 
 
-def load_model_catalog(data_dir: Path | None = None) -> ModelCatalog:
-    return _load((data_dir or DEFAULT_DATA_DIR).resolve() / "models.yaml")
+def load_model_catalog(data_dir: Path) -> ModelCatalog:
+    """The catalog from ``data_dir/models.yaml`` (tools and tests; the app reads it through GpuData)."""
+    return read_model_catalog(data_dir / "models.yaml")
 
 
 # ---------------------------------------------------------------- models from a size
@@ -217,7 +222,7 @@ _SHAPES = ((1.5e9, 2048, 16, 8192, 64), (4e9, 3072, 24, 8192, 128), (10e9, 4096,
 
 def model_from_param_count(params: int) -> ModelSpec:
     if not 1e7 <= params <= 5e12:
-        raise ModelInputError(f"A model of {params:,} parameters is outside the supported 10M-5T range.")
+        raise ModelInputError("fit_err_params_range", params=f"{params:,}")
     _, hidden, heads, ffn, head_dim = next(shape for shape in _SHAPES if params <= shape[0])
     vocab = 128256 if params >= 2e9 else 32000
     per_layer = 2 * hidden * hidden + 2 * hidden * 8 * head_dim + 3 * hidden * ffn
@@ -239,13 +244,13 @@ def model_from_hf_config(raw: bytes | str | dict[str, Any], name: str = "config.
         config: Any = raw
     else:
         if len(raw) > MAX_CONFIG_BYTES:
-            raise ModelInputError(f"{name} is {len(raw):,} bytes; a config.json is at most 1 MB.")
+            raise ModelInputError("fit_err_config_too_big", name=name, size=f"{len(raw):,}")
         try:
             config = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nesting bombs too
-            raise ModelInputError(f"{name} is not valid JSON ({exc}).") from None
+            raise ModelInputError("fit_err_config_json", name=name, detail=str(exc)) from None
     if not isinstance(config, dict):
-        raise ModelInputError(f"{name} must hold a JSON object.")
+        raise ModelInputError("fit_err_config_object", name=name)
     if isinstance(config.get("text_config"), dict):
         config = {**config, **config["text_config"]}
 
@@ -257,18 +262,17 @@ def model_from_hf_config(raw: bytes | str | dict[str, Any], name: str = "config.
             # json.loads accepts Infinity and NaN: int() of those raises, so only finite numbers count
             if isinstance(value, int | float) and value >= 0 and math.isfinite(value):
                 if value > MAX_DIMENSION:  # later products would overflow floats; no real model is near this
-                    raise ModelInputError(f"{name} has an implausible '{key}' ({value:.3g}).")
+                    raise ModelInputError("fit_err_config_implausible", name=name, key=key, value=f"{value:.3g}")
                 return int(value)
         if default is None:
-            raise ModelInputError(f"{name} lacks '{keys[0]}', so the architecture is unknown.")
+            raise ModelInputError("fit_err_config_lacks", name=name, key=keys[0])
         return default
 
     hidden = num("hidden_size", "n_embd", "d_model")
     layers = num("num_hidden_layers", "n_layer", "num_layers")
     heads = num("num_attention_heads", "n_head")
     if not (hidden and layers and heads) or hidden > 1_000_000 or layers > 10_000 or heads > 10_000:
-        raise ModelInputError(f"{name} has implausible sizes "
-                              f"(hidden {hidden}, layers {layers}, heads {heads}).")
+        raise ModelInputError("fit_err_config_sizes", name=name, hidden=hidden, layers=layers, heads=heads)
     kv_heads = num("num_key_value_heads", "n_head_kv", default=heads) or heads
     head_dim = num("head_dim", default=hidden // heads) or hidden // heads
     experts = num("num_local_experts", "n_routed_experts", "num_experts", default=0)
@@ -310,13 +314,13 @@ def model_from_gguf(path: Path) -> ModelSpec:
         with path.open("rb") as handle:
             header = read_gguf_header(handle, MAX_GGUF_HEADER_BYTES)
     except OSError as exc:
-        raise ModelInputError(f"Cannot read {path.name}: {exc.strerror}.") from None
+        raise ModelInputError("fit_err_file_unreadable", name=path.name, detail=str(exc.strerror)) from None
     except GGUFHeaderError as exc:
-        raise ModelInputError(f"{path.name}: {exc}.") from None
+        raise ModelInputError("fit_err_gguf_header", name=path.name, detail=str(exc)) from None
     meta = header.metadata
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
-        raise ModelInputError(f"{path.name} has no general.architecture in its metadata.")
+        raise ModelInputError("fit_err_gguf_no_arch", name=path.name)
 
     def num(key: str, default: int = 0) -> int:
         value = meta.get(f"{arch}.{key}")
@@ -327,16 +331,17 @@ def model_from_gguf(path: Path) -> ModelSpec:
         if not math.isfinite(value) or value < 0:
             return default
         if value > MAX_DIMENSION:
-            raise ModelInputError(f"{path.name}: '{arch}.{key}' is implausible ({value:.3g}).")
+            raise ModelInputError("fit_err_config_implausible", name=path.name, key=f"{arch}.{key}",
+                                  value=f"{value:.3g}")
         return int(value)
 
     hidden, layers, heads = num("embedding_length"), num("block_count"), num("attention.head_count")
     if not (hidden and layers and heads) or hidden > 1_000_000 or layers > 10_000:
-        raise ModelInputError(f"{path.name}: the '{arch}' metadata lacks sane embedding/block/head counts.")
+        raise ModelInputError("fit_err_gguf_sizes", name=path.name, arch=arch)
     params = sum(t.n_elements for t in header.tensors)
     quant_bytes = sum(t.n_bytes for t in header.tensors)
     if params > MAX_PARAMS or quant_bytes > MAX_PARAMS * 4:
-        raise ModelInputError(f"{path.name}: its tensors claim {params:.3g} parameters, which is implausible.")
+        raise ModelInputError("fit_err_gguf_params", name=path.name, params=f"{params:.3g}")
     names = {t.name for t in header.tensors}
     file_type = meta.get("general.file_type")
     name = str(meta.get("general.name") or path.stem)

@@ -15,21 +15,26 @@ from typing import Any
 
 from gpu.catalog import GPUCatalog, GPUSpec, UnknownNameError, normalize_name
 from gpu.fit.engine import FitRequest
-from gpu.fit.models import ModelCatalog, ModelSpec, model_from_param_count, parse_param_count
+from gpu.fit.models import ModelCatalog, ModelInputError, ModelSpec, model_from_param_count, parse_param_count
 from gpu.fit.quant import normalize_kv, normalize_quant
+from infra.i18n import Phrase
 
 MAX_TEXT = 500
 DIFFUSION_QUANTS = ("bf16", "fp16", "fp8", "fp32", "nf4", "nf4_nodq", "int8", "q8_0", "q4_0")
 MAX_CONTEXT = 10_000_000
-USAGE = ("Usage: /fit MODEL [QUANT] [N x GPU] [ctx=N] [batch=N] [kv=fp8] [lora|qlora|train] "
-         "[tp=N|pp=N|zero3|fsdp|ddp], e.g. /fit llama-3.1-70b q4_k_m 2xH100 ctx=32k")
 
 
 class FitInputError(ValueError):
-    def __init__(self, message: str, suggestions: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+    """A request the engine cannot evaluate: a catalog phrase (rendered by the fronts) and suggestions."""
+
+    def __init__(self, message_key: str, suggestions: list[str] | None = None, /, **params: Any) -> None:
+        self.phrase = Phrase(message_key, params)
         self.suggestions = suggestions or []
+        super().__init__(self.phrase.render("en"))
+
+    @property
+    def message(self) -> str:
+        return str(self)
 
 
 @dataclass
@@ -98,7 +103,7 @@ def parse_size(text: str, what: str) -> int:
     """'32k' -> 32768, '128k' -> 131072, '1m' -> 1048576, '4096' -> 4096, '1.5k' -> 1536."""
     match = re.fullmatch(r"(\d+(?:[.,]\d+)?)\s*([kкmм]?)", text.strip().lower())
     if not match:
-        raise FitInputError(f"'{text}' is not a number for {what} (examples: 4096, 32k, 128k).")
+        raise FitInputError("fit_err_not_a_number", value=text, what=what)
     value = float(match.group(1).replace(",", "."))
     unit = match.group(2)
     scale = 1024 if unit in ("k", "к") else 1024 * 1024 if unit in ("m", "м") else 1
@@ -107,7 +112,7 @@ def parse_size(text: str, what: str) -> int:
 
 def _bounded(value: int, low: int, high: int, what: str) -> int:
     if not low <= value <= high:
-        raise FitInputError(f"{what} must be between {low:,} and {high:,} (got {value:,}).")
+        raise FitInputError("fit_err_out_of_range", what=what, low=f"{low:,}", high=f"{high:,}", value=f"{value:,}")
     return value
 
 
@@ -121,14 +126,14 @@ class RequestParser:
 
     def parse(self, text: str, model: ModelSpec | None = None) -> ParsedRequest:
         if not isinstance(text, str):
-            raise FitInputError(USAGE)
+            raise FitInputError("fit_err_usage")
         text = text.strip()
         if len(text) > MAX_TEXT:
-            raise FitInputError(f"The request is {len(text)} characters long; keep it under {MAX_TEXT}.")
+            raise FitInputError("fit_err_too_long", length=len(text), limit=MAX_TEXT)
         tokens = [tok.strip(".:()[]{}\"'«»") for tok in TOKEN_SPLIT.split(MARKUP.sub(" ", text.lower()))]
         tokens = [tok for tok in tokens if tok]
         if not tokens and model is None:
-            raise FitInputError(USAGE)
+            raise FitInputError("fit_err_usage")
         opts: dict[str, Any] = {}
         gpu: GPUSpec | None = None
         count: int | None = None
@@ -208,7 +213,7 @@ class RequestParser:
         if gpu is None:
             for _, word in ignored:
                 if LOOKS_LIKE_GPU.match(word) and parse_param_count(word) is None:
-                    raise FitInputError(f"Unknown GPU '{word}'.", self.gpus.suggestions(word))
+                    raise FitInputError("fit_err_unknown_gpu", self.gpus.suggestions(word), name=word)
         return ParsedRequest(self._build(model, gpu, count, opts), [w for _, w in ignored])
 
     def _gpu_span(self, first: str, tokens: list[str], index: int) -> tuple[GPUSpec, int] | None:
@@ -255,10 +260,10 @@ class RequestParser:
         name = KEY_ALIASES.get(key.strip())
         if name is None:
             close = [k for k in KEY_ALIASES if k[:2] == key[:2]][:3]
-            raise FitInputError(f"Unknown option '{key}='.", [f"{k}=" for k in close])
+            raise FitInputError("fit_err_unknown_option", [f"{k}=" for k in close], key=key)
         value = value.strip()
         if not value:
-            raise FitInputError(f"'{key}=' needs a value.")
+            raise FitInputError("fit_err_needs_value", key=key)
         if name == "context":
             opts["context"] = _bounded(parse_size(value, "context"), 1, MAX_CONTEXT, "context")
         elif name in ("batch", "images", "beam"):
@@ -280,38 +285,38 @@ class RequestParser:
                 number = float(value.rstrip("%"))
                 util = number / 100 if value.endswith("%") or number > 1 else number
             except ValueError:
-                raise FitInputError(f"'{value}' is not a fraction for util= (e.g. 0.9).") from None
+                raise FitInputError("fit_err_bad_util", value=value) from None
             if not 0.1 <= util <= 1.0:
-                raise FitInputError("util= must be between 0.1 and 1.0.")
+                raise FitInputError("fit_err_util_range")
             opts["utilization"] = util
         elif name == "kv_dtype":
             kv = normalize_kv(value)
             if kv is None:
-                raise FitInputError(f"Unknown KV cache type '{value}'.", ["f16", "fp8", "q8_0", "q4_0"])
+                raise FitInputError("fit_err_unknown_kv", ["f16", "fp8", "q8_0", "q4_0"], value=value)
             opts["kv_dtype"] = kv
         elif name == "quant":
             quant = normalize_quant(value)
             if quant is None:
-                raise FitInputError(f"Unknown quantization '{value}'.", _quant_suggestions(value))
+                raise FitInputError("fit_err_unknown_quant", _quant_suggestions(value), value=value)
             opts["quant"] = quant
         elif name == "mode":
             if value not in MODE_WORDS:
-                raise FitInputError(f"Unknown mode '{value}'.", ["inference", "train", "lora", "qlora"])
+                raise FitInputError("fit_err_unknown_mode", ["inference", "train", "lora", "qlora"], value=value)
             opts["mode"] = MODE_WORDS[value]
         elif name == "optimizer":
             if value not in OPTIMIZER_WORDS:
-                raise FitInputError(f"Unknown optimizer '{value}'.", ["adamw", "adamw_bf16", "adam8bit"])
+                raise FitInputError("fit_err_unknown_optimizer", ["adamw", "adamw_bf16", "adam8bit"], value=value)
             opts["optimizer"] = OPTIMIZER_WORDS[value]
         elif name == "parallel":
             if value not in PARALLEL_WORDS:
-                raise FitInputError(f"Unknown parallelism '{value}'.", sorted(set(PARALLEL_WORDS.values())))
+                raise FitInputError("fit_err_unknown_parallel", sorted(set(PARALLEL_WORDS.values())), value=value)
             opts["parallel"] = PARALLEL_WORDS[value]
         elif name == "lora_targets":
             opts["lora_targets"] = "attn" if value.startswith(("attn", "qv", "q_proj")) else "all"
         elif name == "gpu":
             spec = self.gpus.find(value)
             if spec is None:
-                raise FitInputError(f"Unknown GPU '{value}'.", self.gpus.suggestions(value))
+                raise FitInputError("fit_err_unknown_gpu", self.gpus.suggestions(value), name=value)
             opts["gpu"] = spec
 
     def _model(self, words: list[tuple[int, str]], given: ModelSpec | None
@@ -332,10 +337,10 @@ class RequestParser:
             if params is not None:
                 try:
                     return model_from_param_count(params), words[:index] + words[index + 1:]
-                except ValueError as exc:
-                    raise FitInputError(str(exc)) from None
+                except ModelInputError as exc:
+                    raise FitInputError(exc.phrase.key, **exc.phrase.params) from None
         if not words:
-            raise FitInputError("Which model? " + USAGE, [m.id for m in self.models.all()[:3]])
+            raise FitInputError("fit_err_which_model", [m.id for m in self.models.all()[:3]])
         candidate = " ".join(w for _, w in words[:3])
         suggestions = self.models.suggestions(candidate)
         if not suggestions:
@@ -346,9 +351,8 @@ class RequestParser:
                     break
         if not suggestions and any(LOOKS_LIKE_GPU.match(w) for _, w in words):
             word = next(w for _, w in words if LOOKS_LIKE_GPU.match(w))
-            raise FitInputError(f"Unknown GPU '{word}', and no model named.", self.gpus.suggestions(word))
-        raise FitInputError(f"Unknown model '{candidate}'. Give a catalog name, a size like 13b, or upload "
-                            "config.json.", suggestions)
+            raise FitInputError("fit_err_unknown_gpu_no_model", self.gpus.suggestions(word), name=word)
+        raise FitInputError("fit_err_unknown_model", suggestions, name=candidate)
 
     def _build(self, model: ModelSpec, gpu: GPUSpec | None, count: int | None, opts: dict[str, Any]
                ) -> FitRequest:
@@ -366,10 +370,9 @@ class RequestParser:
         if mode == "qlora":
             quant = "nf4"
         if model.kind == "diffusion" and quant not in DIFFUSION_QUANTS:
-            raise FitInputError(f"{quant} is not a format for diffusion models.", ["bf16", "fp8", "nf4"])
+            raise FitInputError("fit_err_diffusion_quant", ["bf16", "fp8", "nf4"], quant=quant)
         if mode == "train" and quant not in ("bf16", "fp16", "fp32"):
-            raise FitInputError(f"Full training keeps weights in bf16, not {quant}; try qlora for 4-bit.",
-                                ["qlora", "lora", "train"])
+            raise FitInputError("fit_err_train_quant", ["qlora", "lora", "train"], quant=quant)
         request = FitRequest(model=model, gpu=gpu, gpu_count=count or 1, mode=mode, quant=quant,
                              count_given=count is not None)
         return replace(request, **opts)
@@ -385,4 +388,4 @@ def _quant_suggestions(value: str) -> list[str]:
 
 
 def describe_unknown(exc: UnknownNameError) -> FitInputError:
-    return FitInputError(str(exc), exc.suggestions)
+    return FitInputError("fit_err_unknown_gpu", exc.suggestions, name=exc.name)

@@ -20,13 +20,13 @@ from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from typing import Any
 
+from gpu.prices import GPUPrice, PriceList, Term
 from gpu.quote.duration import Duration, Unit
-from gpu.quote.prices import GPUPrice, PriceList, Term
 from gpu.quote.request import Pricing, QuoteInputError, QuoteRequest
 
 RATE_QUANTUM = Decimal("0.0001")  # effective rates are informative, shown to 4 decimals
 
-# Rule keys, rendered in each language by gpu.quote.render; printed where they apply.
+# Rule keys, rendered in each language by app.views.quote; printed where they apply.
 RULE_EXAMPLE_PRICES = "example_prices"
 RULE_WEEK_MONTH = "week_month"
 RULE_STARTED_HOUR = "started_hour"

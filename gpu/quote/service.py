@@ -5,15 +5,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gpu.catalog import GPUCatalog, load_gpu_catalog
+from gpu.catalog import GPUCatalog
+from gpu.data import GpuData
+from gpu.prices import PriceList
 from gpu.quote.engine import Quote, compute_quote
-from gpu.quote.prices import DEFAULT_DATA_DIR, PriceList, Term, load_price_list
-from gpu.quote.request import ParsedText, Pricing, QuoteInputError, QuoteRequest, parse_quote_text
+from gpu.quote.request import ParsedText, QuoteInputError, QuoteRequest, parse_quote_text
 from gpu.quote.store import IssuedQuote, QuoteStore
 
 Clock = Callable[[], dt.datetime]
@@ -24,15 +23,11 @@ def utc_now() -> dt.datetime:
 
 
 class QuoteService:
-    def __init__(self, engine: AsyncEngine, *, data_dir: Path | None = None, retention_hours: int = 24,
-                 catalog: GPUCatalog | None = None, clock: Clock = utc_now) -> None:
-        self.data_dir = data_dir or DEFAULT_DATA_DIR
-        self._prices_path = self.data_dir / "prices.yaml"
-        self.catalog = catalog or load_gpu_catalog(self.data_dir)
+    def __init__(self, engine: AsyncEngine, data: GpuData, *, retention_hours: int = 24,
+                 clock: Clock = utc_now) -> None:
+        self.data = data
         self.store = QuoteStore(engine, retention_hours)
         self.clock = clock
-        self._prices: PriceList | None = None
-        self._prices_mtime: float = -1.0
         self._started = False
         self._start_lock = asyncio.Lock()  # only guards one-time schema creation, not idempotency
 
@@ -51,16 +46,13 @@ class QuoteService:
             await self.store.purge_expired_keys(self.clock())
             self._started = True
 
+    @property
+    def catalog(self) -> GPUCatalog:
+        return self.data.gpus
+
     def prices(self) -> PriceList:
-        """The price list, re-read when the operator has changed the file (one stat() per call)."""
-        try:
-            mtime = self._prices_path.stat().st_mtime
-        except FileNotFoundError:
-            mtime = -1.0
-        if self._prices is None or mtime != self._prices_mtime:
-            self._prices = load_price_list(self.data_dir, set(self.catalog.ids()))
-            self._prices_mtime = mtime
-        return self._prices
+        """The current price list (its owner, :class:`gpu.data.PriceBook`, re-reads it on change)."""
+        return self.data.prices.current()
 
     # ---- pure parts ----------------------------------------------------------------------------------
     def parse(self, text: str) -> ParsedText:
@@ -98,34 +90,7 @@ class QuoteService:
 
     # ---- catalog with prices -------------------------------------------------------------------------
     def rentable_gpu_ids(self) -> list[str]:
-        prices = self.prices()
-        return [gpu_id for gpu_id in self.catalog.ids() if gpu_id in prices.gpus]
+        return self.data.prices.rentable_ids()
 
     def offers_spot(self, gpu_id: str) -> bool:
-        price = self.prices().price_for(gpu_id)
-        return price is not None and price.spot is not None
-
-    def gpus_with_prices(self) -> dict[str, Any]:
-        return gpus_with_prices(self.catalog, self.prices())
-
-
-def gpus_with_prices(catalog: GPUCatalog, prices: PriceList) -> dict[str, Any]:
-    """The `anchorgpu gpus --json` document: every catalog GPU with its prices (null = not rented)."""
-    rows = []
-    for spec in catalog.all():
-        price = prices.price_for(spec.id)
-        row: dict[str, Any] = {
-            "id": spec.id, "name": spec.name, "vendor": spec.vendor, "memory_gb": spec.memory_gb,
-            "available": price is not None, "on_demand_hourly": None, "spot_hourly": None, "terms": None,
-        }
-        if price is not None:
-            row["on_demand_hourly"] = format(price.on_demand, "f")
-            row["spot_hourly"] = None if price.spot is None else format(price.spot, "f")
-            row["terms"] = {term.value: {"hours": term.hours,
-                                         "discount_percent": format(price.term_discount_percent[term], "f"),
-                                         "price_per_gpu": format(price.term_price[term], "f")}
-                            for term in Term}
-        rows.append(row)
-    return {"price_list_version": prices.version, "currency": prices.currency,
-            "effective_date": prices.effective_date.isoformat(), "example_prices": prices.example,
-            "pricing_types": [p.value for p in Pricing], "gpus": rows}
+        return self.data.prices.offers_spot(gpu_id)

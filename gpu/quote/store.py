@@ -44,10 +44,10 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
-from anchorgpu.batching import MicroBatcher
-from anchorgpu.db import Base, conflict_insert, run_in_transaction
 from gpu.quote.engine import Quote, quote_from_payload, quote_to_payload
 from gpu.quote.request import QuoteInputError, QuoteRequest
+from infra.batching import MicroBatcher
+from infra.db import Base, conflict_insert, run_in_transaction
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:\-]{4,128}$")
 MIN_RETENTION_HOURS = 24

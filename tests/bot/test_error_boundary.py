@@ -11,12 +11,12 @@ from aiogram import Bot, Dispatcher, Router
 from aiogram.filters import Command
 from aiogram.types import Message, Update
 
-from anchorgpu.db import create_engine, create_schema
-from anchorgpu.settings import Settings, TelegramSettings
 from bot import middlewares
 from bot.middlewares.dedupe_store import SqlUpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.preferences import PreferenceStore
+from infra.db import create_engine, create_schema
+from infra.settings import Settings, TelegramSettings
 from tests.conftest import TEST_TOKEN
 from tests.telegram_stub import TelegramStub
 

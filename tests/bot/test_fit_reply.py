@@ -6,10 +6,10 @@ import pytest
 from aiogram import Bot
 from aiogram.types import Message
 
-from anchorgpu.settings import get_settings
 from bot.charts import ChartPhotos
 from bot.routers import fit as fit_router
 from gpu.fit.service import FitService
+from tests.conftest import fit_service
 from tests.telegram_stub import TelegramStub, parse_html
 
 QUERY = "llama-3.1-8b q4_k_m 1xL40S"
@@ -24,7 +24,7 @@ def _message(bot: Bot, chat_id: int, chat_type: str = "private") -> Message:
 
 @pytest.fixture
 def service() -> FitService:
-    return FitService.from_data_dir(get_settings().data.data_dir)
+    return fit_service()
 
 
 async def test_a_short_breakdown_is_the_caption_of_the_chart(stub: TelegramStub, api_bot: Bot,

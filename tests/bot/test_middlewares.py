@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from anchorgpu.db import create_engine, create_schema
 from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims
 from bot.middlewares.ratelimit import TokenBucket
 from bot.preferences import PreferenceStore, scope_for
+from infra.db import create_engine, create_schema
 
 
 @pytest.fixture

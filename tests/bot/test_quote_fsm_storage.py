@@ -12,10 +12,10 @@ import pytest
 from aiogram.fsm.storage.base import StorageKey
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from anchorgpu.db import create_engine
-from anchorgpu.settings import DBSettings, Settings
 from bot.fsm_storage import SqlAlchemyStorage, build_fsm_storage
 from bot.routers.quote import QuoteFlow
+from infra.db import create_engine
+from infra.settings import DBSettings, Settings
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

@@ -9,15 +9,13 @@ from hypothesis import strategies as st
 
 from bot.rendering import (
     _split_atoms,
-    escape,
-    render_answer,
-    render_card,
     split_html,
     split_plain,
     strip_tags,
     truncate_preview,
     utf16_len,
 )
+from infra.markup import escape
 from tests.telegram_stub import parse_html, visible_length
 
 WORDS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=60)
@@ -100,21 +98,7 @@ def test_utf16_counting_for_emoji() -> None:
     assert "".join(chunks) == text
 
 
-def test_render_answer_escapes_model_text_and_lists_sources() -> None:
-    sources = [{"term": "KV <cache>", "source": "https://example.com/kv?a=1&b=2"},
-               {"term": "GQA", "source": "seed 001"}]
-    html_text = render_answer("Use <script> & [1] vs [2]", sources, "en")
-    plain = parse_html(html_text)
-    assert "Use <script> & [1] vs [2]" in plain
-    assert "Sources" in plain and "[1] KV <cache> — https://example.com/kv?a=1&b=2" in plain
-    assert "[2] GQA — seed 001" in plain
-    assert 'href="https://example.com/kv?a=1&amp;b=2"' in html_text
-
-
-def test_card_and_plain_helpers() -> None:
-    card = render_card("PagedAttention", "Страничный <KV>-кэш", "https://vllm.ai", "ru", category="inference")
-    assert parse_html(card).startswith("PagedAttention (inference)")
-    assert "Источник: https://vllm.ai" in parse_html(card)
+def test_plain_helpers() -> None:
     assert strip_tags("<b>a &lt; b</b>") == "a < b"
     assert split_plain("x <y> " * 2000, 500)[0].startswith("x <y>")
     assert all(utf16_len(part) <= 500 for part in split_plain("x <y> " * 2000, 500))

@@ -8,8 +8,10 @@ import time
 
 from aiogram import Bot
 
-from bot.rendering import escape, render_answer
+from app.views.answer import render_answer
 from bot.streaming import AnswerStream, ChatPacer, Target, send_html
+from infra.markup import HTML, escape
+from tests.app.test_views import entry
 from tests.telegram_stub import Fault, TelegramStub, parse_html, visible_length
 
 PRIVATE = Target(chat_id=301, thread_id=None, reply_to_message_id=None, is_private=True)
@@ -28,7 +30,7 @@ async def test_private_answer_streams_drafts_then_one_final_message(stub: Telegr
         await asyncio.sleep(0.15)
         await _stream_words(stream, 30, 0.02)
         await asyncio.sleep(0.15)
-        sent = await stream.finish(render_answer(stream.text, [{"term": "KV cache", "source": "s1"}], "en"))
+        sent = await stream.finish(render_answer(stream.text, [entry("KV cache", "s1")], "en", HTML))
 
     drafts = stub.calls_to("sendMessageDraft", 301)
     assert len(drafts) >= 3, drafts
@@ -92,7 +94,7 @@ async def test_nine_thousand_character_answer_arrives_whole_in_valid_chunks(stub
     paragraph = "KV cache <grows> with context & batch; GQA shrinks it. " * 10
     answer = "\n\n".join(f"{i}. {paragraph}" for i in range(17))
     assert len(answer) > 9000
-    html_text = render_answer(answer, [{"term": "KV cache", "source": "https://example.com/kv"}], "en")
+    html_text = render_answer(answer, [entry("KV cache", "https://example.com/kv")], "en", HTML)
     async with AnswerStream(api_bot, PRIVATE, "en", ChatPacer()) as stream:
         stream.delta(answer[:5000])
         await asyncio.sleep(0.1)

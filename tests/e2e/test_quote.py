@@ -161,12 +161,12 @@ async def test_guided_flow_survives_a_restart(stub: TelegramStub, bot_factory: C
     assert "qf:p:committed" in buttons(stub, chat, msg_id), bot.log()[-2000:]
     await press(stub, chat, msg_id, "qf:p:committed")
     preview = stub.message(chat, msg_id) or {}
-    assert "шаг 5/5" in preview["text"].lower() and "qf:ok" in buttons(stub, chat, msg_id)
-    await press(stub, chat, msg_id, "qf:ok")
+    assert "шаг 5/5" in preview["text"].lower() and "qf:ok:" in buttons(stub, chat, msg_id)
+    await press(stub, chat, msg_id, "qf:ok:")
     final = stub.message(chat, msg_id) or {}
     assert "Расчёт Q-" in final["text"] and "оплачивается полностью" in final["text"]
     # a second tap on the (already removed) confirm button does not quote twice
-    again = await press(stub, chat, msg_id, "qf:ok")
+    again = await press(stub, chat, msg_id, "qf:ok:")
     assert "устарела" in again.params.get("text", "")
     assert quotes_in_db(state_dir, f"tg:{chat}") == 1
 

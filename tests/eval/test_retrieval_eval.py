@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from anchorgpu.settings import REPO_ROOT
+from infra.settings import REPO_ROOT
 from rag.evaluation import evaluate, load_eval_set
 from rag.glossary import load_glossary
 from rag.retriever import HybridRetriever

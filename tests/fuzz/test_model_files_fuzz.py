@@ -17,12 +17,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from app.views.fit import render
 from gpu.fit.models import MAX_CONFIG_BYTES, ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
 from gpu.fit.request import FitInputError
-from gpu.fit.service import FitService, render
+from infra.markup import HTML
+from tests.conftest import fit_service
 from tests.fuzz.test_parsers_fuzz import assert_telegram_html
 
-FIT = FitService.from_data_dir()
+FIT = fit_service()
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 REPO = Path(__file__).resolve().parents[2]
 SMALL_GGUF = REPO / "var" / "models" / "smollm2-135m-instruct-q4_1.gguf"
@@ -57,7 +59,7 @@ def _evaluate(model: ModelSpec, caption: str) -> None:
         result = FIT.fit(caption, model=model)
     except FitInputError:
         return
-    assert_telegram_html(render(result, "en", as_html=True, currency=FIT.currency))
+    assert_telegram_html(render(result, "en", markup=HTML, currency=FIT.currency))
 
 
 @FUZZ

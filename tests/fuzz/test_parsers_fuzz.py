@@ -13,23 +13,25 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from anchorgpu.db import create_engine
+from app.views.fit import render, render_error
+from app.views.quote import render_input_error, render_quote
 from bot.rendering import split_html
 from gpu.catalog import load_gpu_catalog
 from gpu.fit.request import FitInputError
-from gpu.fit.service import FitService, render, render_error
 from gpu.quote.duration import DurationError, parse_duration
-from gpu.quote.render import render_input_error, render_quote
 from gpu.quote.request import QuoteInputError, parse_quote_text
 from gpu.quote.service import QuoteService
+from infra.db import create_engine
+from infra.markup import HTML
+from tests.conftest import DATA_DIR, fit_service, gpu_data
 from tests.telegram_stub import parse_html, visible_length
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-CATALOG = load_gpu_catalog()
-FIT = FitService.from_data_dir()
+CATALOG = load_gpu_catalog(DATA_DIR)
+FIT = fit_service()
 # preview() prices without storing: the engine is created lazily and never connects here
-PURE_QUOTES = QuoteService(create_engine("sqlite+aiosqlite:///:memory:"))
+PURE_QUOTES = QuoteService(create_engine("sqlite+aiosqlite:///:memory:"), gpu_data())
 FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 ANY_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300)
@@ -80,7 +82,7 @@ def test_quote_parser_accepts_or_explains(text: str, lang: str) -> None:
     try:
         parsed = parse_quote_text(text, CATALOG)
     except QuoteInputError as exc:
-        assert_telegram_html(render_input_error(exc, lang, html=True))  # type: ignore[arg-type]
+        assert_telegram_html(render_input_error(exc, lang, HTML))  # type: ignore[arg-type]
         return
     request = parsed.request
     assert request.gpu_id in CATALOG.ids()
@@ -89,10 +91,10 @@ def test_quote_parser_accepts_or_explains(text: str, lang: str) -> None:
     try:
         quote = PURE_QUOTES.preview(request)
     except QuoteInputError as exc:  # over the per-quote limits: explained, not crashed
-        assert_telegram_html(render_input_error(exc, lang, html=True))  # type: ignore[arg-type]
+        assert_telegram_html(render_input_error(exc, lang, HTML))  # type: ignore[arg-type]
         return
     assert isinstance(quote.total, Decimal) and quote.total >= 0
-    assert_telegram_html(render_quote(quote, lang, html=True))  # type: ignore[arg-type]
+    assert_telegram_html(render_quote(quote, lang, HTML))  # type: ignore[arg-type]
 
 
 # ---- durations ---------------------------------------------------------------------------------------
@@ -123,8 +125,8 @@ def test_fit_parser_accepts_or_explains(text: str, lang: str) -> None:
     try:
         result = FIT.fit(text)
     except FitInputError as exc:
-        assert_telegram_html(render_error(exc, lang, as_html=True))  # type: ignore[arg-type]
+        assert_telegram_html(render_error(exc, lang, markup=HTML))  # type: ignore[arg-type]
         return
     assert result.per_gpu.total >= 0
-    assert_telegram_html(render(result, lang, as_html=True, currency=FIT.currency))  # type: ignore[arg-type]
+    assert_telegram_html(render(result, lang, markup=HTML, currency=FIT.currency))  # type: ignore[arg-type]
 

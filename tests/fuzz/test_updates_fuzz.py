@@ -23,14 +23,13 @@ from aiogram.types import Update
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anchorgpu.db import create_engine, create_schema
-from anchorgpu.services import Services
-from anchorgpu.settings import DataSettings, DBSettings, Settings, TelegramSettings
+from app.services import Services
 from bot.app import BotRuntime, create_bot, create_dispatcher
 from bot.health import HealthChecks
 from bot.middlewares.dedupe_store import SqlUpdateClaims
 from bot.preferences import PreferenceStore
-from gpu.quote.service import QuoteService
+from infra.db import create_schema
+from infra.settings import DataSettings, DBSettings, Settings, TelegramSettings
 from tests.conftest import TEST_TOKEN
 from tests.telegram_stub import TelegramStub
 
@@ -77,13 +76,11 @@ class Harness:
                                       rate_limit_per_minute=1_000_000, chat_rate_limit_per_minute=1_000_000,
                                       health_port=0),
             db=DBSettings(url=f"sqlite+aiosqlite:///{self.state / 'fuzz.db'}"))
-        engine = create_engine(settings.db.url)
-        quotes = QuoteService(engine, data_dir=settings.data.data_dir)
-        services = Services(settings=settings, engine=engine, quotes=quotes)
+        services = Services.create(settings)
+        engine = services.engine
         await create_schema(engine)
-        self.runtime = BotRuntime(services=services, engine=engine, claims=SqlUpdateClaims(engine, 3600.0),
-                                  preferences=PreferenceStore(engine), health=HealthChecks(services, engine),
-                                  owns_engine=False)
+        self.runtime = BotRuntime(services=services, claims=SqlUpdateClaims(engine, 3600.0),
+                                  preferences=PreferenceStore(engine), health=HealthChecks(services))
         self.bot = create_bot(settings)
         self.dispatcher = create_dispatcher(settings, self.runtime)
 

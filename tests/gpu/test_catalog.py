@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 from gpu.catalog import GPUCatalog, GPUSpec, UnknownNameError, load_gpu_catalog
+from tests.conftest import DATA_DIR
 
 CONTRACT_IDS = {"h100-sxm", "h100-pcie", "h200", "a100-40gb", "a100-80gb", "l40s", "rtx-4090", "mi300x"}
 
 
 @pytest.fixture(scope="module")
 def catalog() -> GPUCatalog:
-    return load_gpu_catalog()
+    return load_gpu_catalog(DATA_DIR)
 
 
 def test_contract_ids_present(catalog: GPUCatalog) -> None:

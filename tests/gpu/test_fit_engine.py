@@ -7,10 +7,13 @@ from decimal import Decimal
 
 import pytest
 
+from app.views.fit import render, result_json
 from gpu.catalog import GPUCatalog, load_gpu_catalog
 from gpu.fit.engine import GIB, FitEngine, FitRequest, kv_cache_bytes
 from gpu.fit.models import ModelCatalog, load_model_catalog
-from gpu.fit.service import FitService, load_price_map, render, result_json
+from gpu.fit.service import FitService
+from infra.markup import HTML
+from tests.conftest import DATA_DIR, fit_service, notes_en
 
 CONTRACT_KEYS = ["fits", "model", "mode", "quant", "gpu", "gpu_count", "context", "batch", "weights_gib",
                  "kv_cache_gib", "activations_gib", "overhead_gib", "total_gib", "per_gpu_gib",
@@ -19,12 +22,12 @@ CONTRACT_KEYS = ["fits", "model", "mode", "quant", "gpu", "gpu_count", "context"
 
 @pytest.fixture(scope="module")
 def gpus() -> GPUCatalog:
-    return load_gpu_catalog()
+    return load_gpu_catalog(DATA_DIR)
 
 
 @pytest.fixture(scope="module")
 def models() -> ModelCatalog:
-    return load_model_catalog()
+    return load_model_catalog(DATA_DIR)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +37,7 @@ def engine(gpus: GPUCatalog) -> FitEngine:
 
 @pytest.fixture(scope="module")
 def service() -> FitService:
-    return FitService.from_data_dir()
+    return fit_service()
 
 
 def test_catalog_has_required_models(models: ModelCatalog) -> None:
@@ -125,8 +128,8 @@ def test_limits_and_answers(engine: FitEngine, gpus: GPUCatalog, models: ModelCa
     assert huge.min_gpus is not None and huge.min_gpus > 16  # 810 GB of bf16 weights over 24 GB cards
     never = engine.evaluate(FitRequest(model=models.get("llama-3.1-70b"), gpu=rtx, mode="train", gpu_count=8))
     assert not never.fits and never.min_gpus is None  # DDP replicas never pool memory
-    assert any("Does not fit" in note for note in never.notes)
-    assert any("not pooled" in note for note in never.notes)
+    assert any("Does not fit" in note for note in notes_en(never))
+    assert any("not pooled" in note for note in notes_en(never))
 
 
 def test_moe_decode_uses_active_params(engine: FitEngine, gpus: GPUCatalog, models: ModelCatalog) -> None:
@@ -149,13 +152,6 @@ def test_prices_rank_cheapest(gpus: GPUCatalog, models: ModelCatalog) -> None:
     assert unpriced[0].hourly_price is None
 
 
-def test_price_file(tmp_path: pytest.TempPathFactory) -> None:
-    path = tmp_path / "prices.yaml"  # type: ignore[operator]
-    path.write_text("gpus:\n  h100-sxm: {on_demand: '2.99'}\n  l4: '0.49'\n  bad: {on_demand: x}\n")
-    assert load_price_map(tmp_path) == {"h100-sxm": Decimal("2.99"), "l4": Decimal("0.49")}  # type: ignore[arg-type]
-    assert load_price_map(tmp_path / "missing") == {}  # type: ignore[operator]
-
-
 def test_json_contract_and_text(service: FitService) -> None:
     result = service.fit("llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4")
     payload = result_json(result)
@@ -170,7 +166,7 @@ def test_json_contract_and_text(service: FitService) -> None:
     assert isinstance(payload["notes"], list)
     text = render(result, "en")
     assert "Fits" in text and "KV cache" in text and "h100-sxm" in text
-    html_text = render(service.fit("qwen2.5-7b на 4090"), "ru", as_html=True)
+    html_text = render(service.fit("qwen2.5-7b на 4090"), "ru", markup=HTML)
     assert "<b>" in html_text and "Помещается" in html_text
 
 
@@ -178,7 +174,7 @@ def test_missing_gpu_picks_cheapest_fitting(service: FitService) -> None:
     result = service.fit("qwen2.5-7b")
     assert not result.gpu_was_given and result.fits
     assert result.cheapest and result.gpu.id == result.cheapest[0].gpu_id
-    assert any("No GPU given" in note for note in result.notes)
+    assert any("No GPU given" in note for note in notes_en(result))
 
 
 def test_diffusion_and_asr(service: FitService) -> None:
@@ -195,11 +191,11 @@ async def test_console_fit_command() -> None:
     import io
 
     from anchorgpu.console import ConsoleChat
-    from anchorgpu.services import Services
-    from anchorgpu.settings import Settings
+    from app.services import Services
+    from infra.settings import Settings
 
     out = io.StringIO()
-    chat = ConsoleChat(Services(settings=Settings()), lang="ru", out=out)
+    chat = ConsoleChat(Services.create(Settings()), lang="ru", out=out)
     await chat.handle("/fit влезет ли mixtral в две A100?")
     await chat.handle("/fit lama-3.1-70b")
     await chat.handle("/fit")

@@ -10,7 +10,7 @@ import pytest
 
 from gpu.fit.engine import kv_cache_bytes
 from gpu.fit.models import ModelInputError, load_model_catalog, model_from_gguf, model_from_hf_config
-from gpu.fit.service import FitService
+from tests.conftest import DATA_DIR, fit_service
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL_GGUF = REPO / "var" / "models" / "smollm2-135m-instruct-q4_1.gguf"
@@ -26,10 +26,10 @@ LLAMA_31_8B_CONFIG = {
 
 def test_config_json_matches_catalog() -> None:
     spec = model_from_hf_config(json.dumps(LLAMA_31_8B_CONFIG).encode())
-    catalog = load_model_catalog().get("llama-3.1-8b")
+    catalog = load_model_catalog(DATA_DIR).get("llama-3.1-8b")
     assert spec.params == pytest.approx(catalog.params, rel=0.001)
     assert kv_cache_bytes(spec, 8192, 1, "f16") == kv_cache_bytes(catalog, 8192, 1, "f16")
-    result = FitService.from_data_dir().fit("on 4090 ctx=8k", model=spec)
+    result = fit_service().fit("on 4090 ctx=8k", model=spec)
     assert result.fits and result.request.model is spec
 
 

@@ -24,18 +24,19 @@ from gpu.fit.engine import (
 )
 from gpu.fit.models import ModelCatalog, ModelSpec, load_model_catalog
 from gpu.fit.quant import WEIGHT_FORMATS
+from tests.conftest import DATA_DIR
 
 GB = 1e9
 
 
 @pytest.fixture(scope="module")
 def gpus() -> GPUCatalog:
-    return load_gpu_catalog()
+    return load_gpu_catalog(DATA_DIR)
 
 
 @pytest.fixture(scope="module")
 def models() -> ModelCatalog:
-    return load_model_catalog()
+    return load_model_catalog(DATA_DIR)
 
 
 @pytest.fixture(scope="module")

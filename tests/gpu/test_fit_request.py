@@ -6,15 +6,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.views.fit import result_json
 from gpu.fit.request import FitInputError
-from gpu.fit.service import FitService, result_json
+from gpu.fit.service import FitService
+from tests.conftest import fit_service, notes_en
 
 RANDOM_REQUESTS = 10_000
 
 
 @pytest.fixture(scope="module")
 def service() -> FitService:
-    return FitService.from_data_dir()
+    return fit_service()
 
 
 @pytest.mark.parametrize(("text", "model", "gpu", "count", "extra"), [
@@ -49,7 +51,7 @@ def test_size_only_model(service: FitService) -> None:
     request = service.parser.parse("13b q4_k_m на 4090").request
     assert request.model.estimated and request.model.params == 13_000_000_000
     result = service.fit("13b q4_k_m на 4090")
-    assert any("estimated" in note for note in result.notes)
+    assert any("estimated" in note for note in notes_en(result))
 
 
 @pytest.mark.parametrize(("text", "message", "suggestion"), [
@@ -102,7 +104,7 @@ def test_random_requests_never_crash(text: str) -> None:
     assert request.model is not None and 1 <= request.gpu_count <= 64
 
 
-_SERVICE = FitService.from_data_dir()
+_SERVICE = fit_service()
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from anchorgpu.cli import main
-from anchorgpu.settings import get_settings
+from infra.settings import get_settings
 
 CONTRACT = {"quote_id": str, "gpu": str, "gpu_count": int, "pricing": str, "billable_hours": str,
             "currency": str, "unit_price": str, "lines": list, "total": str, "replayed": bool,

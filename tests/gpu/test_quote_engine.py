@@ -11,13 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu.catalog import load_gpu_catalog
+from gpu.prices import PriceListError, Term, load_price_list, parse_price_list
 from gpu.quote.duration import Duration, Unit
 from gpu.quote.engine import cli_contract, compute_quote, quote_from_payload, quote_to_payload
-from gpu.quote.prices import PriceListError, Term, load_price_list, parse_price_list
 from gpu.quote.request import Pricing, QuoteInputError, QuoteRequest, parse_quote_text
+from tests.conftest import DATA_DIR
 
-CATALOG = load_gpu_catalog()
-PRICES = load_price_list(known_gpu_ids=set(CATALOG.ids()))
+CATALOG = load_gpu_catalog(DATA_DIR)
+PRICES = load_price_list(DATA_DIR, known_gpu_ids=set(CATALOG.ids()))
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 PRICED = sorted(PRICES.gpus)
 

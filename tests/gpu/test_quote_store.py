@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gpu.quote.prices import DEFAULT_DATA_DIR
+from gpu.data import GpuData
 from gpu.quote.request import QuoteInputError
 from gpu.quote.service import QuoteService
 from gpu.quote.store import IdempotencyConflictError
+from tests.conftest import DATA_DIR
 
 
 class Clock:
@@ -41,13 +42,13 @@ def data_dir(tmp_path: Path) -> Path:
     target = tmp_path / "data"
     target.mkdir()
     for name in ("prices.yaml", "gpus.yaml"):
-        shutil.copy(DEFAULT_DATA_DIR / name, target / name)
+        shutil.copy(DATA_DIR / name, target / name)
     return target
 
 
 @pytest.fixture
 async def service(engine: AsyncEngine, data_dir: Path) -> QuoteService:
-    svc = QuoteService(engine, data_dir=data_dir, retention_hours=24, clock=Clock())
+    svc = QuoteService(engine, GpuData(data_dir), retention_hours=24, clock=Clock())
     await svc.start()
     return svc
 

@@ -8,7 +8,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from anchorgpu.settings import DataSettings, RAGSettings, Settings
+from infra.settings import DataSettings, RAGSettings, Settings
 from rag.retriever import HybridRetriever, build_retriever
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from anchorgpu.settings import DataSettings, LLMSettings, Settings
+from infra.settings import DataSettings, LLMSettings, Settings
+from models import build_backend
 from models.base import ChatMessage, GenerationParams, StreamChunk
 from models.llama_backend import LlamaCppBackend
 from models.queue import RequestQueue
@@ -118,7 +119,7 @@ async def test_bad_model_file_gives_retrieval_only_answers(
     if problem == "corrupt":
         path.write_bytes(b"GGUF" + b"\x00" * 4096)  # right magic, garbage after it
     settings = Settings(llm=LLMSettings(model_path=path), data=DataSettings(state_dir=tmp_path))
-    answerer = await build_answerer(settings, retriever)
+    answerer = await build_answerer(settings, retriever, None, build_backend(settings.llm))
     assert answerer.backend is None and answerer.unavailable_reason
     answer = final(await collect(answerer, "что такое NVLink?"))
     assert answer.status == "unavailable" and not answer.grounded
@@ -194,9 +195,10 @@ async def test_console_chat_streams_the_answer_then_the_sources(
     import io
 
     from anchorgpu.console import ConsoleChat
-    from anchorgpu.services import Services
+    from app.services import Services
 
-    services = Services(settings=Settings(), answerer=make_answerer(retriever, backend))
+    services = Services.create(Settings())
+    services.answerer = make_answerer(retriever, backend)
     out = io.StringIO()
     chat = ConsoleChat(services, lang="en", out=out)
     await chat.handle("What is NVLink?")
@@ -208,7 +210,7 @@ async def test_console_chat_streams_the_answer_then_the_sources(
 
 async def test_follow_up_uses_the_stored_conversation_of_that_thread(
         retriever: HybridRetriever, tmp_path: Path) -> None:
-    from anchorgpu.db import create_engine
+    from infra.db import create_engine
     from rag.conversation import SQLConversationStore
 
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'c.db'}")
@@ -240,7 +242,7 @@ def test_focus_keeps_one_concept_only_when_retrieval_is_sure() -> None:
 
 
 async def test_a_sure_question_gets_only_its_concept_in_the_context() -> None:
-    from anchorgpu.settings import get_settings
+    from infra.settings import get_settings
     from rag.answer import FOCUS_MARGIN
     from rag.retriever import build_retriever
 
@@ -339,7 +341,7 @@ async def test_a_russian_answer_in_english_is_retried_under_russian_rules() -> N
 
 
 async def test_a_question_that_names_one_concept_gets_only_that_concept() -> None:
-    from anchorgpu.settings import get_settings
+    from infra.settings import get_settings
     from rag.retriever import build_retriever
 
     real = await asyncio.to_thread(build_retriever, get_settings())

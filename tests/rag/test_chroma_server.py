@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from anchorgpu.settings import REPO_ROOT, RAGSettings
+from infra.settings import REPO_ROOT, RAGSettings
 from rag.dense import get_embedder
 from rag.glossary import load_glossary
 from rag.index import IndexStoreError, open_client, sync_index

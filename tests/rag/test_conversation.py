@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from anchorgpu.db import create_engine
-from anchorgpu.settings import DBSettings, LLMSettings, Settings
+from infra.db import create_engine
+from infra.settings import DBSettings, LLMSettings, Settings
 from rag.conversation import (
     ConversationStore,
     RedisConversationStore,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from anchorgpu.settings import REPO_ROOT
+from infra.settings import REPO_ROOT
 from rag.glossary import GlossaryError, load_glossary
 from rag.sources import SOURCE_FILES, normalise_space, parse_all
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from anchorgpu.settings import REPO_ROOT, RAGSettings
+from infra.settings import REPO_ROOT, RAGSettings
 from rag.dense import get_embedder
 from rag.glossary import load_glossary
 from rag.index import load_vectors, open_client, sync_index

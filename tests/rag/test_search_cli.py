@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from anchorgpu.cli import main
-from anchorgpu.settings import get_settings
+from infra.settings import get_settings
 from tests.conftest import REPO_ROOT
 from tests.rag.support import shared_chroma_dir, shared_retriever
 

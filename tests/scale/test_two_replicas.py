@@ -146,7 +146,7 @@ async def test_quote_flow_hops_between_replicas(cluster: Cluster) -> None:
     await cluster.deliver_until_acked(private_message(next(cluster.ids), "/quote", chat_id=chat_id,
                                                       message_id=5), 0)
     flow_message = cluster.stub.bot_messages(chat_id)[-1]["message_id"]
-    steps = ["qf:g:h100-sxm", "qf:n:8", "qf:d:168", "qf:p:on-demand", "qf:ok"]
+    steps = ["qf:g:h100-sxm", "qf:n:8", "qf:d:168", "qf:p:on-demand", "qf:ok:"]
     for step, data in enumerate(steps, start=1):
         replica = step % 2  # 1, 0, 1, 0, 1
         await cluster.deliver_until_acked(callback(next(cluster.ids), data, chat_id=chat_id,

@@ -4,7 +4,7 @@ Tables are declared on :class:`Base` in their own domain modules; :func:`create_
 table whose module has been imported.
 
 The hot path (update claims, FSM state reads, quote inserts: one tiny transaction per event-loop turn,
-see :mod:`anchorgpu.batching`) goes through :func:`run_in_transaction`. On PostgreSQL that is asyncpg,
+see :mod:`infra.batching`) goes through :func:`run_in_transaction`. On PostgreSQL that is asyncpg,
 which needs no threads. On a SQLite file, aiosqlite hands every cursor call to its own thread and back
 (about eight hand-offs per transaction, each a GIL round trip that stalls the event loop's socket I/O);
 measured under ``anchorgpu bench bot``, those hand-offs were a third of the bot's CPU. There the whole

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anchorgpu.lru import LRUCache
+from infra.lru import LRUCache
 
 
 def test_the_least_recently_used_entry_goes_first() -> None:

@@ -2,7 +2,7 @@
 
 Every handled update claims its ``update_id``, reads its FSM state and later marks itself done: one tiny
 statement each. Run one by one, each costs a transaction of its own (see
-:func:`anchorgpu.db.run_in_transaction`). A :class:`MicroBatcher` collects the calls made during one turn
+:func:`infra.db.run_in_transaction`). A :class:`MicroBatcher` collects the calls made during one turn
 of the event loop (aiogram starts every update of a ``getUpdates`` batch in the same turn) and runs them
 as one statement; calls that arrive while a batch is in flight form the next one. By default nothing is
 delayed by a timer, so a lone call costs one loop turn more; writes nobody waits for (marking an update

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
-import html as html_lib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from decimal import Decimal
 
-from anchorgpu.texts import Lang, t
 from gpu.quote.duration import Unit, format_amount
 from gpu.quote.engine import Quote, QuoteLine
 from gpu.quote.request import QuoteInputError
 from gpu.quote.store import IdempotencyConflictError, IssuedQuote
+from infra.i18n import Lang, t
+from infra.markup import PLAIN, Markup
 
 _TERM_UNITS = {"day": Unit.DAY, "week": Unit.WEEK, "month": Unit.MONTH}
-
-
-def _escaper(html: bool) -> Callable[[str], str]:
-    return (lambda text: html_lib.escape(text, quote=False)) if html else (lambda text: text)
 
 
 def number(value: Decimal, lang: Lang) -> str:
@@ -59,17 +55,16 @@ def _line(line: QuoteLine, quote: Quote, lang: Lang) -> str:
              amount=money(line.amount, cur, lang))
 
 
-def render_quote(quote: Quote, lang: Lang, *, html: bool, quote_id: str | None = None,
+def render_quote(quote: Quote, lang: Lang, markup: Markup = PLAIN, *, quote_id: str | None = None,
                  replayed: bool = False) -> str:
-    e = _escaper(html)
-    bold = (lambda text: f"<b>{text}</b>") if html else (lambda text: text)
+    e, bold = markup.text, markup.bold
     title = t("quote_title", lang, quote_id=quote_id) if quote_id else t("quote_preview_title", lang)
-    parts = [bold(e(title))]
+    parts = [bold(title)]
     if replayed:
         parts.append(e(t("quote_replayed", lang, issued=_stamp(quote.issued_at))))
     parts.append(e(summary(quote, lang)))
     parts.extend("• " + e(_line(line, quote, lang)) for line in quote.lines)
-    parts.append(bold(e(t("quote_total", lang, total=money(quote.total, quote.currency, lang)))))
+    parts.append(bold(t("quote_total", lang, total=money(quote.total, quote.currency, lang))))
     requested = quote.requested_hours.normalize()
     parts.append(e(t("quote_hours", lang, billable=number(Decimal(quote.billable_hours), lang),
                      requested=number(requested if requested == requested.to_integral_value()
@@ -82,12 +77,12 @@ def render_quote(quote: Quote, lang: Lang, *, html: bool, quote_id: str | None =
     return "\n".join(parts)
 
 
-def render_issued(issued: IssuedQuote, lang: Lang, *, html: bool) -> str:
-    return render_quote(issued.quote, lang, html=html, quote_id=issued.quote_id, replayed=issued.replayed)
+def render_issued(issued: IssuedQuote, lang: Lang, markup: Markup = PLAIN) -> str:
+    return render_quote(issued.quote, lang, markup, quote_id=issued.quote_id, replayed=issued.replayed)
 
 
-def render_input_error(exc: QuoteInputError, lang: Lang, *, html: bool) -> str:
-    e = _escaper(html)
+def render_input_error(exc: QuoteInputError, lang: Lang, markup: Markup = PLAIN) -> str:
+    e = markup.text
     params = {"suggestions": ", ".join(exc.suggestions) or "—", "detail": str(exc), **exc.params}
     key = f"quote_err_{exc.code}"
     try:
@@ -97,8 +92,9 @@ def render_input_error(exc: QuoteInputError, lang: Lang, *, html: bool) -> str:
     return e(text)
 
 
-def render_conflict(exc: IdempotencyConflictError, lang: Lang, *, html: bool, edited: bool = False) -> str:
-    e = _escaper(html)
+def render_conflict(exc: IdempotencyConflictError, lang: Lang, markup: Markup = PLAIN, *,
+                    edited: bool = False) -> str:
+    e = markup.text
     original = exc.original
     about = summary(original.quote, lang)
     if edited:
@@ -106,14 +102,14 @@ def render_conflict(exc: IdempotencyConflictError, lang: Lang, *, html: bool, ed
     return e(t("quote_conflict", lang, idem_key=exc.key, quote_id=original.quote_id, summary=about))
 
 
-def render_recent(quotes: Sequence[IssuedQuote], lang: Lang, *, html: bool) -> str:
-    e = _escaper(html)
+def render_recent(quotes: Sequence[IssuedQuote], lang: Lang, markup: Markup = PLAIN) -> str:
+    e = markup.text
     if not quotes:
         return e(t("quotes_empty", lang))
-    lines = [f"<b>{e(t('quotes_title', lang))}</b>" if html else t("quotes_title", lang)]
+    lines = [markup.bold(t("quotes_title", lang))]
     for issued in quotes:
         quote = issued.quote
-        head = f"<code>{e(issued.quote_id)}</code>" if html else issued.quote_id
+        head = markup.code(issued.quote_id)
         lines.append(f"• {head} {e(_stamp(quote.issued_at))} — {e(summary(quote, lang))} — "
                      f"{e(money(quote.total, quote.currency, lang))}")
     return "\n".join(lines)

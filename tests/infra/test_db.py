@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, insert, select, text
 
-from anchorgpu import db
-from anchorgpu.db import create_engine, dispose_engine, run_in_transaction
+from infra import db
+from infra.db import create_engine, dispose_engine, run_in_transaction
 
 METADATA = MetaData()
 ITEMS = Table("items", METADATA, Column("id", Integer, primary_key=True))

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from anchorgpu.settings import SettingsError, load_settings
+from infra.settings import SettingsError, load_settings
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from anchorgpu.batching import MicroBatcher
+from infra.batching import MicroBatcher
 
 
 class Recorder:

@@ -16,8 +16,6 @@ from typing import Any
 
 import yaml
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data"
-
 
 class Term(Enum):
     DAY = "day"
@@ -166,9 +164,13 @@ def parse_price_list(document: Any, source: str = "prices.yaml") -> PriceList:
     )
 
 
-def load_price_list(data_dir: Path | None = None, known_gpu_ids: set[str] | None = None) -> PriceList:
-    """``data_dir/prices.yaml``; with ``known_gpu_ids``, every priced id must be in the GPU catalog."""
-    path = (data_dir or DEFAULT_DATA_DIR) / "prices.yaml"
+def load_price_list(data_dir: Path, known_gpu_ids: set[str] | None = None) -> PriceList:
+    """``data_dir/prices.yaml`` (tools and tests; the app reads it through :class:`PriceBook`)."""
+    return read_price_list(data_dir / "prices.yaml", known_gpu_ids)
+
+
+def read_price_list(path: Path, known_gpu_ids: set[str] | None = None) -> PriceList:
+    """Parse a price file; with ``known_gpu_ids``, every priced id must be in the GPU catalog."""
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

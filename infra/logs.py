@@ -6,7 +6,7 @@ import json
 import logging
 import sys
 
-from anchorgpu.settings import DataSettings
+from infra.settings import DataSettings
 
 
 class JsonFormatter(logging.Formatter):

@@ -1,0 +1,70 @@
+"""The services container: every singleton built once at start-up and handed, typed, to the fronts.
+
+The Telegram bot injects these into handlers as Dispatcher kwargs (``quotes: QuoteService``,
+``answerer: Answerer | None``…); the console chat and the CLI use the same objects, so every front gives
+the same answer to the same question. The answerer (embedder, index, model) is the expensive part: it is
+built by :meth:`Services.ensure_answerer`, once, only by fronts that answer questions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.intents import IntentClassifier
+from gpu.data import GpuData
+from gpu.fit.service import FitService
+from gpu.quote.service import QuoteService
+from infra.datafile import DataFile
+from infra.db import create_engine, dispose_engine
+from infra.settings import Settings
+from models import build_backend
+from rag.answer import Answerer, build_answerer
+from rag.conversation import build_conversation_store
+from rag.glossary import GlossaryEntry, glossary_file
+from rag.retriever import HybridRetriever, build_retriever
+
+
+@dataclass
+class Services:
+    settings: Settings
+    engine: AsyncEngine  # the app database; lazy: nothing connects until a store is used
+    data: GpuData  # the one owner of gpus.yaml, models.yaml and prices.yaml
+    quotes: QuoteService
+    fit: FitService
+    intents: IntentClassifier
+    glossary: DataFile[list[GlossaryEntry]]  # the one reader of entries.yaml (retriever and /terms)
+    retriever: HybridRetriever | None = None
+    answerer: Answerer | None = None  # None until ensure_answerer(); its backend is None without a model
+    # the console chat and the bot build the answerer in the background while already serving commands;
+    # a question arriving meanwhile waits for the same build instead of starting a second one
+    _answerer_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
+
+    @classmethod
+    def create(cls, settings: Settings, engine: AsyncEngine | None = None) -> Services:
+        """Everything but the answerer: cheap (YAML catalogs, a lazy database engine)."""
+        engine = engine or create_engine(settings.db.url)
+        data = GpuData(settings.data.data_dir)
+        data.check()
+        fit = FitService(data)
+        return cls(settings=settings, engine=engine, data=data,
+                   quotes=QuoteService(engine, data, retention_hours=settings.db.idempotency_retention_hours),
+                   fit=fit, intents=IntentClassifier(data, fit), glossary=glossary_file(settings.data.data_dir))
+
+    async def ensure_answerer(self) -> Answerer:
+        """Retriever, LLM (a bad model file degrades to retrieval-only answers), history, answerer."""
+        async with self._answerer_lock:
+            if self.answerer is None:
+                if self.retriever is None:
+                    self.retriever = await asyncio.to_thread(build_retriever, self.settings, self.glossary.get())
+                conversations = await build_conversation_store(self.settings, self.engine)
+                self.answerer = await build_answerer(self.settings, self.retriever, conversations,
+                                                     build_backend(self.settings.llm))
+            return self.answerer
+
+    async def aclose(self) -> None:
+        if self.answerer is not None:
+            await self.answerer.aclose()
+        await dispose_engine(self.engine)

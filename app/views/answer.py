@@ -1,0 +1,45 @@
+"""Glossary answers and entry cards as the user sees them: Telegram HTML or plain text, ru or en."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from infra.i18n import Lang, t
+from infra.markup import PLAIN, Markup
+from rag.glossary import GlossaryEntry
+
+
+def render_sources(sources: Sequence[GlossaryEntry], lang: Lang, markup: Markup = PLAIN) -> str:
+    """``Sources:`` and one numbered line per cited entry (plain text names the entry id too)."""
+    if not sources:
+        return ""
+    lines = [markup.bold(t("sources_title", lang) + ("" if markup.html else ":"))]
+    for number, entry in enumerate(sources, start=1):
+        line = f"[{number}] {markup.bold(entry.term or entry.id)}"
+        if entry.source:
+            line += " — " + markup.link(entry.source, entry.source)
+        if not markup.html:
+            line += f" ({entry.id})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def render_answer(text: str, sources: Sequence[GlossaryEntry], lang: Lang, markup: Markup = PLAIN,
+                  notice: str | None = None) -> str:
+    """The final answer: an optional notice, the text verbatim (escaped for HTML), then the sources."""
+    parts = []
+    if notice:
+        parts.append(markup.italic(notice))
+    parts.append(markup.text(text.strip()) or markup.text(t("answer_empty", lang)))
+    rendered_sources = render_sources(sources, lang, markup)
+    if rendered_sources:
+        parts.append(rendered_sources)
+    return "\n\n".join(parts)
+
+
+def render_card(entry: GlossaryEntry, lang: Lang, markup: Markup = PLAIN) -> str:
+    """One glossary entry as a card: term, definition, source (inline mode and /terms)."""
+    lines = [markup.bold(entry.term), markup.text(entry.definition.strip())]
+    if entry.source:
+        lines.append(f"{markup.text(t('source_label', lang))}: {markup.link(entry.source, entry.source)}")
+    return "\n\n".join(lines)

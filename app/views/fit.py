@@ -1,0 +1,113 @@
+"""A fit result as the user sees it, in Russian or English, as Telegram HTML or plain text (console, CLI),
+and as the ``anchorgpu fit --json`` contract. Every line and note comes from the i18n catalog."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu.fit.engine import GIB, FitResult
+from gpu.fit.quant import WEIGHT_FORMATS
+from gpu.fit.request import FitInputError
+from gpu.fit.service import FitService
+from infra.i18n import Lang, t
+from infra.markup import PLAIN, Markup
+
+
+def _gib(value: float) -> float:
+    return round(value / GIB, 2)
+
+
+def result_json(result: FitResult, lang: Lang = "en") -> dict[str, Any]:
+    """The CLI contract (keys fixed), plus a few extra keys after them; notes rendered in ``lang``."""
+    req, per = result.request, result.per_gpu
+    count = req.gpu_count
+    return {
+        "fits": result.fits,
+        "model": req.model.id,
+        "mode": req.mode if req.model.kind == "llm" else req.model.kind,
+        "quant": req.quant,
+        "gpu": result.gpu.id,
+        "gpu_count": count,
+        "context": req.effective_context,
+        "batch": req.batch,
+        "weights_gib": _gib(result.weights_total),
+        "kv_cache_gib": _gib(result.kv_total),
+        "activations_gib": _gib(per.activations),
+        "overhead_gib": _gib(per.overhead),
+        "total_gib": _gib(per.total * count),
+        "per_gpu_gib": _gib(per.total),
+        "usable_per_gpu_gib": _gib(result.usable_bytes),
+        "min_gpus": result.min_gpus,
+        "max_context": result.max_context,
+        "decode_tokens_per_s_max": round(tps, 1) if (tps := result.decode_tokens_per_s) else None,
+        "notes": [note.render(lang) for note in result.notes],
+        # extras (not part of the fixed contract)
+        "headroom_gib": _gib(result.headroom_bytes),
+        "gradients_gib": _gib(per.gradients),
+        "optimizer_gib": _gib(per.optimizer),
+        "max_batch_at_context": result.max_batch,
+        "parallel": req.effective_parallel if req.model.kind == "llm" else None,
+        "kv_dtype": req.kv_dtype,
+        "note_codes": [note.to_json() for note in result.notes],
+        "cheapest": [
+            {"gpu": o.gpu_id, "count": o.count, "per_gpu_gib": round(o.per_gpu_gib, 2),
+             "hourly_price": str(o.hourly_price) if o.hourly_price is not None else None}
+            for o in result.cheapest
+        ],
+    }
+
+
+def render(result: FitResult, lang: Lang = "en", markup: Markup = PLAIN, currency: str = "USD") -> str:
+    """The readable breakdown."""
+    text, bold = markup.text, markup.bold
+    req, per = result.request, result.per_gpu
+    head = f"{req.model.name} · {WEIGHT_FORMATS[req.quant].label} · {req.gpu_count}× {result.gpu.name}"
+    if req.model.kind == "llm":
+        head += f" · ctx {req.effective_context:,} · batch {req.batch}"
+        if req.mode != "inference":
+            head += f" · {req.mode} ({req.effective_parallel})"
+    lines = [bold(head), bold(t("fit_fits" if result.fits else "fit_no_fit", lang))]
+    rows = (("fit_weights", per.weights), ("fit_kv", per.kv_cache), ("fit_activations", per.activations),
+            ("fit_gradients", per.gradients), ("fit_optimizer", per.optimizer),
+            ("fit_overhead", per.overhead))
+    for key, value in rows:
+        if value > 0:
+            lines.append(text(f"  {t(key, lang)}: {value / GIB:.2f} GiB"))
+    lines.append(text("  " + t("fit_total", lang, total=f"{per.total / GIB:.2f}",
+                               usable=f"{result.usable_bytes / GIB:.2f}",
+                               headroom=f"{result.headroom_bytes / GIB:+.2f}")))
+    count = str(result.min_gpus) if result.min_gpus else t("fit_min_none", lang)
+    lines.append(text(t("fit_min_gpus", lang, gpu=result.gpu.id, count=count)))
+    if result.max_context:
+        lines.append(text(t("fit_max_context", lang, tokens=f"{result.max_context:,}")))
+    if result.max_batch:
+        lines.append(text(t("fit_max_batch", lang, count=result.max_batch)))
+    if result.decode_tokens_per_s:
+        lines.append(text(t("fit_decode", lang, tps=f"{result.decode_tokens_per_s:,.0f}")))
+    if result.cheapest:
+        lines.append(bold(t("fit_cheapest", lang)))
+        for option in result.cheapest:
+            price = ""
+            if option.hourly_price is not None:
+                price = " — " + t("fit_per_hour", lang, price=option.hourly_price, currency=currency)
+            lines.append(text(f"  {option.count}× {option.gpu_name}{price}"))
+    lines.extend(text(f"• {note.render(lang)}") for note in result.notes)
+    return "\n".join(lines)
+
+
+def render_error(exc: FitInputError, lang: Lang, markup: Markup = PLAIN) -> str:
+    message = exc.phrase.render(lang)
+    text = t("fit_error", lang, error=message)
+    if exc.suggestions:
+        text += "\n" + t("fit_did_you_mean", lang, options=", ".join(exc.suggestions))
+    return markup.text(text)
+
+
+def fit_reply(service: FitService, text: str, lang: Lang, markup: Markup = PLAIN) -> str:
+    """The whole reply to ``/fit TEXT`` for a text front (console chat): breakdown, or error and usage."""
+    if not text.strip():
+        return markup.text(t("fit_usage", lang))
+    try:
+        return render(service.fit(text), lang, markup, currency=service.currency)
+    except FitInputError as exc:
+        return render_error(exc, lang, markup) + "\n\n" + markup.text(t("fit_usage", lang))

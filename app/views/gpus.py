@@ -1,0 +1,50 @@
+"""/gpus: the GPU catalog with memory, bandwidth, interconnect and the on-demand price."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu.data import GpuData
+from gpu.prices import Term
+from gpu.quote.request import Pricing
+from infra.i18n import Lang, t
+from infra.markup import PLAIN, Markup
+
+
+def render_gpus(data: GpuData, lang: Lang, markup: Markup = PLAIN) -> str:
+    prices = data.prices.current()
+    lines = [markup.bold(t("gpus_title", lang)), ""]
+    for spec in data.gpus.all():
+        line = (f"• {markup.bold(spec.name)} ({markup.code(spec.id)}) — "
+                + markup.text(f"{spec.memory_gb:g} GB, {spec.bandwidth_gb_s:g} GB/s, {spec.interconnect}"))
+        price = prices.price_for(spec.id)
+        if price is not None:
+            line += markup.text(", " + t("gpus_price", lang, price=price.on_demand, currency=prices.currency))
+            if price.spot is not None:
+                line += markup.text(t("gpus_spot", lang, price=price.spot))
+        lines.append(line)
+    lines += ["", markup.text(t("gpus_footer", lang))]
+    return "\n".join(lines)
+
+
+def gpus_document(data: GpuData) -> dict[str, Any]:
+    """The `anchorgpu gpus --json` document: every catalog GPU with its prices (null = not rented)."""
+    catalog, prices = data.gpus, data.prices.current()
+    rows = []
+    for spec in catalog.all():
+        price = prices.price_for(spec.id)
+        row: dict[str, Any] = {
+            "id": spec.id, "name": spec.name, "vendor": spec.vendor, "memory_gb": spec.memory_gb,
+            "available": price is not None, "on_demand_hourly": None, "spot_hourly": None, "terms": None,
+        }
+        if price is not None:
+            row["on_demand_hourly"] = format(price.on_demand, "f")
+            row["spot_hourly"] = None if price.spot is None else format(price.spot, "f")
+            row["terms"] = {term.value: {"hours": term.hours,
+                                         "discount_percent": format(price.term_discount_percent[term], "f"),
+                                         "price_per_gpu": format(price.term_price[term], "f")}
+                            for term in Term}
+        rows.append(row)
+    return {"price_list_version": prices.version, "currency": prices.currency,
+            "effective_date": prices.effective_date.isoformat(), "example_prices": prices.example,
+            "pricing_types": [p.value for p in Pricing], "gpus": rows}
