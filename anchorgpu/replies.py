@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from app.intents import Intent
 from app.services import Services
+from app.views.catalog import render_rule_answer, render_spec_answer
 from app.views.fit import render
 from app.views.prices import render_price_answer
 from gpu.fit.request import FitInputError
@@ -68,7 +69,18 @@ async def reply_to_question(services: Services, question: str, *, lang: Lang | N
     """Answer one question; print the reply to ``out`` (streamed) when given; return the JSON document."""
     intent = services.intents.classify_question(question)
     reply_lang: Lang = lang or detect_lang(question)
-    if intent.kind == "price":
+    document: dict[str, Any] = {}
+    if intent.kind == "rule":
+        text = render_rule_answer(intent, reply_lang)
+        entries = list(dict.fromkeys(answer.entry for answer in intent.rules))
+        document = {"answer": text, "grounded": True,
+                    "sources": [{"id": e.id, "term": e.term, "definition": e.definition, "source": e.source}
+                                for e in entries],
+                    "model": "none", "ttft_s": 0.0, "tokens": 0}
+    elif intent.kind == "gpu_spec":
+        text = render_spec_answer(intent, services.data, reply_lang)
+        document = _catalog_reply(text, "gpu_catalog", "data/gpus.yaml", reply_lang)
+    elif intent.kind == "price":
         text = render_price_answer(intent, services.data, reply_lang)
         document = _catalog_reply(text, "price_list", "data/prices.yaml", reply_lang)
     elif intent.kind == "fit":

@@ -3,7 +3,10 @@
 * a command (``/fit …``): the front's command table handles it;
 * a price question ("сколько стоит H100 в час?"): answered from the price list, never by the model — a
   small model asked for a price invents one with confidence;
+* a question about a company rule ("можно ли остановить аренду и не платить?"): the rule quoted verbatim
+  from the glossary, with the yes or no it implies (:mod:`rag.rules`), never by the model;
 * a fit question ("влезет ли mixtral в две A100?") that names a model the fit engine knows: the fit engine;
+* a question about a GPU's specifications ("сколько памяти у H100?"): the GPU catalog;
 * anything else: a glossary question for the answerer.
 
 The order is the policy: a price question is a price question even when it also names a model.
@@ -16,11 +19,14 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gpu.catalog import GPUSpec, normalize_name
 from gpu.data import GpuData
 from gpu.fit.request import FitInputError
 from gpu.fit.service import FitService
+from rag.rules import RuleAnswer, RuleBook
 
-IntentKind = Literal["command", "price", "fit", "glossary"]
+IntentKind = Literal["command", "price", "rule", "fit", "gpu_spec", "glossary"]
+SpecField = Literal["memory", "bandwidth", "interconnect", "compute"]
 
 PRICE_QUESTION = re.compile(
     r"(?i)(\bprice[sd]?\b|\bpricing\b|\$|\busd\b|\bdollars?\b|\bруб\w*|₽|\bдоллар\w*"
@@ -30,6 +36,13 @@ PRICE_QUESTION = re.compile(
     r"|\bцен[аыуе]?\b|\bцены\b|\bстоимост\w*|сколько\s+(стоит|стоят|будет\s+стоить)|\bпрайс\w*|\bрасценк\w*)")
 FIT_QUESTION = re.compile(r"\b(влез\w*|помест\w*|войд[её]т|хватит|fits?|vram)\b", re.IGNORECASE)
 COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(@\w+)?(?:\s+|$)")
+SPEC_FIELDS: dict[SpecField, re.Pattern[str]] = {
+    "memory": re.compile(r"(?i)(памят|vram|врам|объ[её]м|\bгб\b|гигабайт|\bgb\b|\bgib\b|memory|how\s+big|hbm|gddr)"),
+    "bandwidth": re.compile(r"(?i)(пропускн|bandwidth|скорост\w*\s+памят|memory\s+speed|тб/с|tb/s|гб/с|gb/s)"),
+    "interconnect": re.compile(r"(?i)(nvlink|interconnect|связ[ьи]|шин[аыу]|infinity\s+fabric|соединен|между\s+карт)"),
+    "compute": re.compile(r"(?i)(tflops|терафлоп|флопс|flops|производительн|\bfp8\b|\bbf16\b|\bfp16\b|compute|"
+                          r"performance|мощн)"),
+}
 MAX_SCANNED_WORDS = 60
 
 
@@ -38,13 +51,37 @@ class Intent:
     kind: IntentKind
     text: str  # the question, or a command's arguments
     command: str | None = None  # "fit" for "/fit …"
-    gpu_ids: tuple[str, ...] = ()  # price questions: the rentable GPUs named, in order
+    gpu_ids: tuple[str, ...] = ()  # price questions: the rentable GPUs named; spec questions: every GPU named
+    rules: tuple[RuleAnswer, ...] = ()  # rule questions: the rules it is about, with their yes/no
+    spec_fields: tuple[SpecField, ...] = ()  # spec questions: what is asked (memory, bandwidth…)
+
+
+def spec_fields_asked(question: str) -> tuple[SpecField, ...]:
+    """What a spec question asks; "memory bandwidth" asks for the bandwidth, not also the memory size."""
+    asked: list[SpecField] = []
+    rest = question
+    fields: tuple[SpecField, ...] = ("bandwidth", "interconnect", "compute", "memory")
+    for name in fields:
+        pattern = SPEC_FIELDS[name]
+        if pattern.search(rest):
+            asked.append(name)
+            rest = _SPEC_PHRASE.get(name, pattern).sub(" ", rest)
+    order = list(SPEC_FIELDS)
+    return tuple(sorted(asked, key=order.index))
+
+
+# the whole phrase a field was asked with, removed before looking for the next field
+_SPEC_PHRASE: dict[str, re.Pattern[str]] = {
+    "bandwidth": re.compile(r"(?i)(memory\s+bandwidth|bandwidth\s+of\s+(the\s+)?memory|пропускн\w*\s+способн\w*"
+                            r"(\s+памят\w*)?|скорост\w*\s+памят\w*|memory\s+speed|пропускн\w*)"),
+}
 
 
 class IntentClassifier:
-    def __init__(self, data: GpuData, fit: FitService) -> None:
+    def __init__(self, data: GpuData, fit: FitService, rules: RuleBook) -> None:
         self.data = data
         self.fit = fit
+        self.rules = rules
 
     def classify(self, text: str) -> Intent:
         text = text.strip()
@@ -58,8 +95,16 @@ class IntentClassifier:
         question = question.strip()
         if PRICE_QUESTION.search(question):
             return Intent("price", question, gpu_ids=tuple(self.rentable_gpus_named(question)))
+        rules = self.rules.match(question)
+        if rules:
+            return Intent("rule", question, rules=tuple(rules))
         if FIT_QUESTION.search(question) and self._fit_parses(question):
             return Intent("fit", question)
+        fields = spec_fields_asked(question)
+        if fields:
+            named = self.gpus_named(question)
+            if named:
+                return Intent("gpu_spec", question, gpu_ids=tuple(spec.id for spec in named), spec_fields=fields)
         return Intent("glossary", question)
 
     def _fit_parses(self, question: str) -> bool:
@@ -70,14 +115,39 @@ class IntentClassifier:
         return True
 
     def rentable_gpus_named(self, text: str) -> list[str]:
-        """Catalog ids named in free text (single words and word pairs, exact catalog spellings only)."""
-        words = re.findall(r"[\w\-]+", text.lower())[:MAX_SCANNED_WORDS]
-        candidates = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
+        """Rentable catalog ids named in free text (exact catalog spellings only)."""
         rentable = set(self.data.prices.rentable_ids())
+        return [spec.id for spec in self._named(text) if spec.id in rentable]
+
+    def gpus_named(self, text: str) -> list[GPUSpec]:
+        """Every catalog GPU named in free text; a family name ("H100") names each of its variants
+        (H100 SXM, H100 PCIe…), since a spec question about it should not pick one silently."""
+        named = self._named(text)
         catalog = self.data.gpus
-        found: list[str] = []
+        found: list[GPUSpec] = []
+        for spec in named:
+            variants = [other for other in catalog.all() if _family(other.name) == _family(spec.name)]
+            for variant in sorted(variants, key=lambda other: other.id != spec.id):
+                if variant not in found:
+                    found.append(variant)
+        return found
+
+    def _named(self, text: str) -> list[GPUSpec]:
+        words = re.findall(r"[\w\-]+", text.lower())[:MAX_SCANNED_WORDS]
+        candidates = [f"{a} {b}" for a, b in itertools.pairwise(words)] + words
+        catalog = self.data.gpus
+        found: list[GPUSpec] = []
         for candidate in candidates:
             spec = catalog.find(candidate)
-            if spec is not None and spec.id in rentable and spec.id not in found:
-                found.append(spec.id)
+            if spec is not None and spec not in found:
+                found.append(spec)
         return found
+
+
+_NOT_FAMILY = re.compile(r"^(nvidia|amd|geforce|instinct|sxm\d?|pcie|nvl|\d+\s*gb)$")
+
+
+def _family(name: str) -> str:
+    """"NVIDIA H100 SXM 80GB", "NVIDIA H100 PCIe 80GB" → "h100": variants differ by form factor or memory."""
+    words = [word for word in name.lower().split() if not _NOT_FAMILY.match(word)]
+    return normalize_name(" ".join(words)) or normalize_name(name)

@@ -25,6 +25,7 @@ from rag.answer import Answerer, build_answerer
 from rag.conversation import build_conversation_store
 from rag.glossary import GlossaryEntry, glossary_file
 from rag.retriever import HybridRetriever, build_retriever
+from rag.rules import RuleBook
 
 
 @dataclass
@@ -49,9 +50,12 @@ class Services:
         data = GpuData(settings.data.data_dir)
         data.check()
         fit = FitService(data)
+        glossary = glossary_file(settings.data.data_dir)
+        rules = RuleBook(settings.data.data_dir, glossary)
+        rules.check()
         return cls(settings=settings, engine=engine, data=data,
                    quotes=QuoteService(engine, data, retention_hours=settings.db.idempotency_retention_hours),
-                   fit=fit, intents=IntentClassifier(data, fit), glossary=glossary_file(settings.data.data_dir))
+                   fit=fit, intents=IntentClassifier(data, fit, rules), glossary=glossary)
 
     async def ensure_answerer(self) -> Answerer:
         """Retriever, LLM (a bad model file degrades to retrieval-only answers), history, answerer."""

@@ -20,6 +20,7 @@ from aiogram.types import Message
 
 from app.intents import IntentClassifier
 from app.views.answer import render_answer
+from app.views.catalog import render_rule_answer, render_spec_answer
 from app.views.prices import render_price_answer
 from bot import metrics
 from bot.filters import AddressedQuestion, Sync, thread_of
@@ -68,6 +69,10 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
     reply_lang: Lang = lang if lang_explicit else detect_lang(question)
     if intent.kind == "price":
         await reply_html(message, render_price_answer(intent, gpu_data, reply_lang, HTML))
+    elif intent.kind == "rule":
+        await reply_html(message, render_rule_answer(intent, reply_lang, HTML))
+    elif intent.kind == "gpu_spec":
+        await reply_html(message, render_spec_answer(intent, gpu_data, reply_lang, HTML))
     elif intent.kind == "fit":
         await send_fit(message, bot, fit, question, reply_lang)
     else:

@@ -100,14 +100,18 @@ async def flow_turn(chat_id: int, user_id: int) -> AsyncIterator[None]:
 
 
 class FlowTurnMiddleware(BaseMiddleware):
-    """Every button that reaches this router waits for the previous flow update of its chat and user,
-    before the state filters read the step."""
+    """Every button that reaches this router waits for the previous flow update of its chat and user, then
+    reads the step again: aiogram read it (``raw_state``, what the state filters compare) when the update
+    arrived, possibly while that previous update was still changing it."""
 
     async def __call__(self, handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
                        event: TelegramObject, data: dict[str, Any]) -> Any:
         assert isinstance(event, CallbackQuery)
         chat_id = event.message.chat.id if event.message is not None else event.from_user.id
         async with flow_turn(chat_id, event.from_user.id):
+            state = data.get("state")
+            if isinstance(state, FSMContext):
+                data["raw_state"] = await state.get_state()
             return await handler(event, data)
 
 

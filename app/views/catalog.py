@@ -1,0 +1,53 @@
+"""Answers that come from the catalogs, not the model: a GPU's specifications (``data/gpus.yaml``) and the
+company's rules quoted from the glossary (``rag.rules``). The user sees where each fact comes from."""
+
+from __future__ import annotations
+
+from app.intents import Intent
+from gpu.data import GpuData
+from infra.i18n import Lang, t
+from infra.markup import PLAIN, Markup
+
+
+def _number(value: float, lang: Lang) -> str:
+    if value < 1000:
+        return f"{value:g}"
+    grouped = f"{value:,.0f}"
+    return grouped.replace(",", "\u00a0") if lang == "ru" else grouped
+
+
+def render_spec_answer(intent: Intent, data: GpuData, lang: Lang, markup: Markup = PLAIN) -> str:
+    catalog = data.gpus
+    lines = []
+    for gpu_id in intent.gpu_ids:
+        spec = catalog.get(gpu_id)
+        facts = []
+        for field in intent.spec_fields:
+            if field == "memory":
+                facts.append(t("spec_memory", lang, gb=_number(spec.memory_gb, lang), gib=f"{spec.memory_gib:g}"))
+            elif field == "bandwidth":
+                facts.append(t("spec_bandwidth", lang, gb_s=_number(spec.bandwidth_gb_s, lang)))
+            elif field == "interconnect":
+                facts.append(t("spec_interconnect", lang, interconnect=spec.interconnect))
+            elif field == "compute":
+                fp8 = (t("spec_fp8", lang, tflops=_number(spec.fp8_tflops, lang)) if spec.fp8_tflops
+                       else t("spec_no_fp8", lang))
+                facts.append(t("spec_compute", lang, tflops=_number(spec.bf16_tflops, lang), fp8=fp8))
+        lines.append(f"{markup.bold(spec.name)}: " + markup.text("; ".join(facts)))
+    lines.append(markup.italic(t("spec_source", lang)))
+    return "\n".join(lines)
+
+
+def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> str:
+    verdicts = {answer.verdict for answer in intent.rules if answer.verdict is not None}
+    parts = []
+    if len(verdicts) == 1:
+        parts.append(markup.bold(t(f"rule_{verdicts.pop()}", lang)))
+    for answer in intent.rules:
+        parts.append(markup.text(t("rule_intro", lang, term=answer.entry.term)))
+        parts.append(markup.quote(answer.rule.quote))
+        if lang == "en":
+            parts.append(markup.text(t("rule_in_english", lang, text=answer.rule.en)))
+    sources = dict.fromkeys(f"{answer.entry.term} — {answer.entry.source}" for answer in intent.rules)
+    parts.append(markup.italic(t("rule_source", lang, sources="; ".join(sources))))
+    return "\n".join(parts)

@@ -1,0 +1,145 @@
+"""The company's own rules (rental terms, idempotency keys): quoted verbatim, never paraphrased.
+
+A small model told "stopping a placement does not pause the paid period" will still answer «Да, можно
+остановить аренду и не платить» — the worst answer this product can give. Questions about a rule therefore
+never reach the model: :class:`RuleBook` recognises them (``data/glossary/rules.yaml``, curated patterns over
+the question), and the answer is the rule's own sentence from the glossary, with a "yes" or a "no" only
+where the curator mapped that phrasing of the question to what the rule implies, or where the question
+states a number the rule fixes (a week of 7 days, a month of 30).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+from infra.datafile import DataFile
+from rag.glossary import GlossaryEntry
+
+RULES_FILE = Path("glossary") / "rules.yaml"
+Verdict = Literal["yes", "no"]
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3})(?![\w.,]\d)")
+_UNIT_WORDS = {"week": re.compile(r"(недел|\bweek)", re.I), "month": re.compile(r"(месяц|\bmonth)", re.I)}
+
+
+class RulesError(ValueError):
+    """The rules file is malformed or quotes something its entry does not say."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    entry_id: str
+    quote: str
+    en: str
+    about: tuple[re.Pattern[str], ...]
+    answer_no: tuple[re.Pattern[str], ...]
+    answer_yes: tuple[re.Pattern[str], ...]
+    numbers: dict[str, int]
+
+    def is_about(self, question: str) -> bool:
+        return all(pattern.search(question) for pattern in self.about)
+
+    def verdict(self, question: str) -> Verdict | None:
+        by_number = self._number_verdict(question)
+        if by_number is not None:
+            return by_number
+        no = any(pattern.search(question) for pattern in self.answer_no)
+        yes = any(pattern.search(question) for pattern in self.answer_yes)
+        if no == yes:  # neither, or a question that asks both ways: quote the rule, say neither
+            return None
+        return "no" if no else "yes"
+
+    def _number_verdict(self, question: str) -> Verdict | None:
+        """"Is a month 31 days?": a number stated next to a unit the rule fixes is right or wrong."""
+        stated = [int(n) for n in _NUMBER.findall(question)]
+        if not stated or not self.numbers:
+            return None
+        checked = [(unit, value) for unit, value in self.numbers.items() if _UNIT_WORDS[unit].search(question)]
+        if len(checked) != 1:
+            return None
+        return "yes" if checked[0][1] in stated else "no"
+
+
+@dataclass(frozen=True)
+class RuleAnswer:
+    rule: Rule
+    entry: GlossaryEntry
+    verdict: Verdict | None
+
+
+def _patterns(raw: object, where: str) -> tuple[re.Pattern[str], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(p, str) for p in raw):
+        raise RulesError(f"{where}: expected a list of regular expressions")
+    try:
+        return tuple(re.compile(p, re.IGNORECASE) for p in raw)
+    except re.error as exc:
+        raise RulesError(f"{where}: {exc}") from None
+
+
+def read_rules(path: Path) -> list[Rule]:
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    rows = document.get("rules") if isinstance(document, dict) else None
+    if not isinstance(rows, list):
+        raise RulesError(f"{path}: no 'rules' list")
+    rules = []
+    for row in rows:
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("id", "entry", "quote", "en")):
+            raise RulesError(f"{path}: every rule needs id, entry, quote and en")
+        where = f"{path.name}: rule {row['id']}"
+        numbers = row.get("numbers") or {}
+        if not isinstance(numbers, dict) or not set(numbers) <= set(_UNIT_WORDS):
+            raise RulesError(f"{where}: numbers may only fix {', '.join(_UNIT_WORDS)}")
+        about = _patterns(row.get("about"), f"{where}.about")
+        if not about:
+            raise RulesError(f"{where}: 'about' must say what a question about the rule looks like")
+        rules.append(Rule(id=row["id"], entry_id=row["entry"], quote=row["quote"].strip(), en=row["en"].strip(),
+                          about=about, answer_no=_patterns(row.get("answer_no"), f"{where}.answer_no"),
+                          answer_yes=_patterns(row.get("answer_yes"), f"{where}.answer_yes"),
+                          numbers={str(k): int(v) for k, v in numbers.items()}))
+    return rules
+
+
+class RuleBook:
+    """The rules file's one reader; matches questions against the current glossary's entries."""
+
+    def __init__(self, data_dir: Path, glossary: DataFile[list[GlossaryEntry]]) -> None:
+        self._rules: DataFile[list[Rule]] = DataFile(data_dir / RULES_FILE, read_rules)
+        self._glossary = glossary
+
+    def rules(self) -> list[Rule]:
+        return self._rules.get()
+
+    def check(self) -> None:
+        """Every rule quotes its entry verbatim (a glossary edit must not leave a rule quoting old words)."""
+        entries = {entry.id: entry for entry in self._glossary.get()}
+        for rule in self.rules():
+            entry = entries.get(rule.entry_id)
+            if entry is None:
+                raise RulesError(f"rule {rule.id}: no glossary entry {rule.entry_id}")
+            if rule.quote not in " ".join(entry.definition.split()):
+                raise RulesError(f"rule {rule.id}: the quote is not in the definition of {rule.entry_id}")
+
+    def match(self, question: str) -> list[RuleAnswer]:
+        """The rules a question is about, each with the yes/no it implies (None: quote only)."""
+        text = " ".join(question.split())
+        entries = {entry.id: entry for entry in self._glossary.get()}
+        found: list[RuleAnswer] = []
+        for rule in self.rules():
+            entry = entries.get(rule.entry_id)
+            if entry is not None and rule.is_about(text):
+                found.append(RuleAnswer(rule, entry, rule.verdict(text)))
+        return found
+
+
+def single_verdict(answers: Sequence[RuleAnswer]) -> Verdict | None:
+    """The one yes/no a reply may lead with: only when every matched rule that has one agrees."""
+    verdicts = {answer.verdict for answer in answers if answer.verdict is not None}
+    return verdicts.pop() if len(verdicts) == 1 else None
