@@ -1,99 +1,78 @@
-"""Grounded answers: retrieve, refuse out-of-scope in code, generate with citations, verify them.
+"""Answers from the glossary: retrieve, pick the way to answer, generate, verify, or quote.
 
 Async API for the fronts (Telegram bot, console chat, CLI)::
 
-    answerer = await build_answerer(settings, retriever, engine)   # never raises for a bad model
+    answerer = await build_answerer(settings, retriever, conversations, backend)   # never raises
     async with contextlib.aclosing(answerer.answer(question, conversation_key(chat_id, thread_id),
                                                    user_key=str(user_id))) as events:
         async for event in events:
             match event:
                 case Queued(position, eta_s): ...   # waiting in line; repeated when the position moves
-                case Delta(text): ...               # provisional streamed text (bad citations removed)
+                case Delta(text): ...               # verified text: whole sentences that passed the checks
                 case Done(answer): ...              # final, authoritative: render answer.text + sources
     answerer.cancel(str(user_id))                    # /stop: a user id or a conversation key
 
-``Done`` always comes last, exactly once. ``Done.answer.text`` may differ from the concatenated deltas:
-when the model cites nothing valid, fails, times out or the queue is full, the answer falls back to the
-retrieved definitions verbatim with a notice (``grounded=False``). Out-of-scope questions are refused
-before the model is touched (``status="out_of_scope"``). When the model file is missing or corrupt, every
-answer is retrieval-only (``status="unavailable"``) and nothing crashes. Stopping iteration early (or
-cancelling the consuming task) cancels the generation too.
+The pieces: :mod:`rag.context` (which entries, what kind of question), :mod:`rag.generation` (queue,
+streaming, cancellation), :mod:`rag.verification` (every sentence checked before it is shown),
+:mod:`rag.extractive` (the glossary's own sentences). How a question is answered:
+
+* out of scope: refused before the model (``status="out_of_scope"``);
+* a definition or a comparison: the glossary's sentences verbatim (``status="extractive"``): the
+  definition is the answer, and a small model swaps the sides of a comparison;
+* otherwise the model answers from the context; only sentences that pass verification are streamed and
+  kept. None passing: one retry with the first concept alone, then the glossary's sentences verbatim with a
+  notice (``status="fallback"``, ``grounded=False``); so too when the model fails, times out, the queue is
+  full (``"busy"``) or no model could load (``"unavailable"``).
+
+``Done`` always comes last, exactly once. Stopping iteration early (or cancelling the consuming task)
+cancels the generation too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
-import re
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from infra.i18n import t
 from infra.settings import Settings
-from models.base import (
-    ChatMessage,
-    Finished,
-    GenerationError,
-    GenerationParams,
-    LLMBackend,
-    LLMUnavailableError,
-    TextDelta,
-)
-from models.queue import QueueFullError, RequestCancelledError, RequestQueue, Ticket
+from models.base import GenerationError, GenerationParams, LLMBackend, LLMUnavailableError
+from models.queue import QueueFullError, RequestQueue
+from rag.context import Retriever, choose_context, is_definition_question, looks_like_follow_up, resolve_comparison
 from rag.conversation import ConversationStore
+from rag.extractive import Quote, answering_quotes, comparison_quotes, definition_quotes
+from rag.generation import GenerationResult, RawText, Waiting, generate
 from rag.glossary import GlossaryEntry
-from rag.prompt import (
-    CitationStreamFilter,
-    Lang,
-    Turn,
-    build_messages,
-    detect_lang,
-    ground_citations,
-    renumber_citations,
-)
-from rag.retriever import Hit, SearchResult
+from rag.prompt import Lang, Turn, build_messages, detect_lang
+from rag.retriever import SearchResult
+from rag.verification import SentenceCheck, SentenceStream, SentenceVerifier
 
 log = logging.getLogger(__name__)
 
-AnswerStatus = Literal["answered", "fallback", "out_of_scope", "busy", "timeout", "cancelled", "unavailable"]
+AnswerStatus = Literal["answered", "extractive", "fallback", "out_of_scope", "busy", "timeout", "cancelled",
+                       "unavailable"]
 NO_MODEL = "none"
-FALLBACK_ENTRIES = 3
-# On the in-scope eval questions, every one whose runner-up concept scored under 0.6 of the first hit had
-# the right entry first: 60 by the fused score (at 0.7 three did not), 75 by the BM25 score (none wrong
-# even at 0.7). Together they narrow 102 of the 159 in-scope contexts, none without the right entry.
-FOCUS_MARGIN = 0.6
 MIN_RETRY_S = 10.0  # a focused retry starts only with at least this much of the request timeout left
-
-# Short questions that lean on the previous turn ("а сколько у неё памяти?", "and its bandwidth?").
-_FOLLOW_UP = re.compile(
-    r"(?i)(^\s*(а|и|and|what about|how about)\b)|\b(он|она|оно|они|его|её|ее|их|неё|нее|ней|нём|нем|ним|"
-    r"него|этот|эта|это|эти|этой|этого|этих|тот|та|те|такой|такая|it|its|they|them|their|this|that|"
-    r"these|those)\b"
-)
-
-
-class Retriever(Protocol):
-    """What answering needs of :class:`rag.retriever.HybridRetriever`."""
-
-    def search(self, query: str, k: int = ...) -> SearchResult: ...
 
 
 @dataclass(frozen=True)
 class Answer:
     text: str
-    grounded: bool
+    grounded: bool  # every sentence is verified model text or the glossary's own words
     sources: list[GlossaryEntry]
     model: str
-    ttft_s: float
+    ttft_s: float  # to the first verified sentence (or to the answer, when nothing was generated)
     tokens: int
     status: AnswerStatus
     lang: Lang
     notice: str | None = None
     retry_after_s: int | None = None
+    quotes: tuple[Quote, ...] = ()  # the glossary's words shown verbatim, numbered like the sources
+    rejected: tuple[SentenceCheck, ...] = field(default=(), compare=False)  # generated, never shown
 
     def to_json(self) -> dict[str, Any]:
         """The ``anchorgpu ask --json`` contract."""
@@ -128,24 +107,25 @@ AnswerEvent = Queued | Delta | Done
 
 
 @dataclass
-class _Generation:
-    text: str = ""
-    ttft_s: float = 0.0
-    tokens: int = 0
-    cited: list[int] = field(default_factory=list)
-    failure: AnswerStatus | None = None  # "timeout" / "cancelled" / "fallback" (model error)
-    error: str | None = None
+class _Attempt:
+    """One generation, verified sentence by sentence."""
+
+    result: GenerationResult
+    stream: SentenceStream
+    first_shown_s: float = 0.0
 
 
-def looks_like_follow_up(question: str) -> bool:
-    return len(question.split()) <= 10 and bool(_FOLLOW_UP.search(question))
+def quoted_text(quotes: Sequence[Quote], sources: Sequence[GlossaryEntry], lang: Lang, header: str) -> str:
+    numbers = {entry.id: n for n, entry in enumerate(sources, start=1)}
+    lines = [header] + [f"{quote.entry.term} — «{quote.text}» [{numbers[quote.entry.id]}]" for quote in quotes]
+    return "\n".join(lines)
 
 
 class Answerer:
     def __init__(self, retriever: Retriever, backend: LLMBackend | None, *, queue: RequestQueue | None = None,
                  conversations: ConversationStore | None = None, top_k: int = 4, max_tokens: int = 320,
-                 temperature: float = 0.2, timeout_s: float = 120.0,
-                 unavailable_reason: str | None = None) -> None:
+                 temperature: float = 0.2, timeout_s: float = 120.0, unavailable_reason: str | None = None,
+                 entries: Sequence[GlossaryEntry] | None = None) -> None:
         self.retriever = retriever
         self.backend = backend
         self.queue = queue or RequestQueue(parallel=backend.parallel if backend else 1)
@@ -156,6 +136,8 @@ class Answerer:
         self.unavailable_reason = unavailable_reason if backend is None else None
         if backend is None and not self.unavailable_reason:
             self.unavailable_reason = "no model configured"
+        # every entry, for the sides of a comparison (the context holds the best hits only)
+        self.entries = list(entries if entries is not None else getattr(retriever, "entries", []))
 
     @property
     def model_name(self) -> str:
@@ -196,27 +178,13 @@ class Answerer:
         return result
 
     async def retrieve(self, question: str, history: Sequence[Turn]) -> list[GlossaryEntry] | None:
-        """The context entries, or None when the question is out of scope.
-
-        A follow-up is searched together with the previous user turn, so "а сколько у неё памяти?"
-        after a question about the H100 still finds the H100 entries.
-        """
+        """The context entries, or None when the question is out of scope (see :func:`choose_context`)."""
         alone = await self._search(question)
         last_user = next((turn.text for turn in reversed(history) if turn.role == "user"), None)
+        combined = None
         if last_user and looks_like_follow_up(question):
             combined = await self._search(f"{question} {last_user}")
-            if combined.in_scope:
-                hits = _interleave(list(combined.hits), list(alone.hits) if alone.in_scope else [])
-            elif alone.in_scope:
-                hits = list(alone.hits)
-            else:
-                return None
-        elif alone.in_scope:
-            hits = focus(list(alone.hits), alone.lexical_runner_up, named=alone.names_first)
-        else:
-            return None
-        entries = [hit.entry for hit in hits][: self.top_k]
-        return entries or None
+        return choose_context([alone], question, follow_up_of=combined, top_k=self.top_k)
 
     # ------------------------------------------------------------ answering
 
@@ -238,90 +206,156 @@ class Answerer:
             yield Done(Answer(text=t("answer_out_of_scope", lang), grounded=False, sources=[],
                               model=NO_MODEL, ttft_s=0.0, tokens=0, status="out_of_scope", lang=lang))
             return
+        extractive = await self._extractive(question, entries, lang, started, follow_up=bool(history)
+                                            and looks_like_follow_up(question))
+        if extractive is not None:
+            yield Done(await self._remember(conversation_key, question, extractive))
+            return
         if self.backend is None:
             notice = t("answer_model_unavailable", lang)
             yield Done(await self._remember(conversation_key, question,
-                                            self._fallback(entries, lang, "unavailable", notice)))
+                                            self._fallback(question, entries, lang, "unavailable", notice)))
             return
-        try:
-            ticket = self.queue.enqueue(user_key or conversation_key or "anonymous", tag=conversation_key)
-        except QueueFullError as exc:
-            notice = t("answer_busy", lang, seconds=exc.retry_after_s)
-            yield Done(self._fallback(entries, lang, "busy", notice, retry_after_s=exc.retry_after_s))
-            return
-
-        messages = build_messages(question, entries, history, lang)
+        owner = user_key or conversation_key or "anonymous"
         params = self.params if max_tokens is None else replace(self.params, max_tokens=max(1, max_tokens))
-        generation: _Generation | None = None
-        async with contextlib.aclosing(self._generation_events(ticket, messages, params, len(entries), started,
-                                                               self.timeout_s)) as events:
-            async for event in events:
-                if isinstance(event, _Generation):
-                    generation = event
-                else:
-                    yield event
-        assert generation is not None
-        answer = self._finish(generation, entries, lang)
+        attempt: _Attempt | None = None
+        async for event in self._attempt(question, entries, history, lang, params, owner, conversation_key,
+                                         started, self.timeout_s):
+            if isinstance(event, _Attempt):
+                attempt = event
+            elif isinstance(event, QueueFullError):
+                notice = t("answer_busy", lang, seconds=event.retry_after_s)
+                yield Done(self._fallback(question, entries, lang, "busy", notice,
+                                          retry_after_s=event.retry_after_s))
+                return
+            else:
+                yield event
+        assert attempt is not None
+        answer = self._finish(question, attempt, entries, lang)
         focused = [entry for entry in entries if entry.concept == entries[0].concept]
-        if answer.status == "fallback" and generation.failure is None and (len(focused) < len(entries)
-                                                                            or lang == "ru"):
-            retried = await self._retry_focused(question, focused, history, lang, params, started, generation,
-                                                user_key or conversation_key or "anonymous", conversation_key)
+        if answer.status == "fallback" and attempt.result.failure is None and not attempt.stream.answer.text:
+            retried = await self._retry_focused(question, focused, history, lang, params, started, attempt,
+                                                owner, conversation_key)
             answer = retried or answer
         yield Done(await self._remember(conversation_key, question, answer))
 
-    async def _generation_events(self, ticket: Ticket, messages: list[ChatMessage], params: GenerationParams,
-                                 allowed: int, started: float, timeout_s: float,
-                                 ) -> AsyncGenerator[Queued | Delta | _Generation, None]:
-        """The events of one generation, its :class:`_Generation` last; closing early cancels it."""
-        events: asyncio.Queue[Queued | Delta | _Generation] = asyncio.Queue()
-        producer = asyncio.create_task(self._generate(ticket, messages, params, allowed, started, events,
-                                                      timeout_s))
+    async def _extractive(self, question: str, entries: list[GlossaryEntry], lang: Lang, started: float,
+                          follow_up: bool) -> Answer | None:
+        """A comparison or a definition is answered with the glossary's own sentences."""
+        comparison = await asyncio.to_thread(resolve_comparison, self.retriever, self.entries, question)
+        if comparison is not None:
+            quotes = comparison_quotes(comparison)
+        elif is_definition_question(question) and not follow_up:
+            quotes = definition_quotes(entries)
+        else:
+            return None
+        if not quotes:
+            return None
+        return self._quoted(quotes, lang, "extractive", t("answer_verbatim", lang), grounded=True,
+                            elapsed=time.monotonic() - started)
+
+    def _quoted(self, quotes: Sequence[Quote], lang: Lang, status: AnswerStatus, header: str, *, grounded: bool,
+                elapsed: float = 0.0, notice: str | None = None, result: GenerationResult | None = None,
+                retry_after_s: int | None = None, rejected: Sequence[SentenceCheck] = ()) -> Answer:
+        sources = list(dict.fromkeys(quote.entry for quote in quotes))
+        used_model = result is not None and result.tokens > 0
+        return Answer(text=quoted_text(quotes, sources, lang, header), grounded=grounded, sources=sources,
+                      model=self.model_name if used_model else NO_MODEL,
+                      ttft_s=elapsed if result is None else result.ttft_s,
+                      tokens=result.tokens if result else 0, status=status, lang=lang, notice=notice,
+                      retry_after_s=retry_after_s, quotes=tuple(quotes), rejected=tuple(rejected))
+
+    async def _attempt(self, question: str, entries: list[GlossaryEntry], history: Sequence[Turn], lang: Lang,
+                       params: GenerationParams, owner: str, conversation_key: str | None, started: float,
+                       timeout_s: float, *, native_rules: bool = False, stream: bool = True,
+                       ) -> AsyncGenerator[Queued | Delta | _Attempt | QueueFullError, None]:
+        """One generation: its verified sentences as Deltas (when ``stream``), then the :class:`_Attempt`."""
+        assert self.backend is not None
         try:
-            while True:
-                event = await events.get()
-                yield event
-                if isinstance(event, _Generation):
-                    return
-        finally:
-            if not producer.done():  # the consumer went away: stop generating
-                ticket.cancel.set()
-                producer.cancel()
-                with contextlib.suppress(BaseException):
-                    await producer
+            ticket = self.queue.enqueue(owner, tag=conversation_key)
+        except QueueFullError as exc:
+            yield exc
+            return
+        messages = build_messages(question, entries, history, lang, native_rules=native_rules)
+        verified = SentenceStream(SentenceVerifier(entries, question, lang))
+        attempt = _Attempt(GenerationResult(), verified)
+        events = generate(self.backend, self.queue, ticket, messages, params, started=started, timeout_s=timeout_s)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if isinstance(event, Waiting):
+                    yield Queued(event.position, event.eta_s)
+                elif isinstance(event, RawText):
+                    shown = verified.feed(event.text)
+                    if shown and stream:
+                        attempt.first_shown_s = attempt.first_shown_s or time.monotonic() - started
+                        yield Delta(shown)
+                else:
+                    attempt.result = event
+        if attempt.result.failure is None:
+            tail = verified.flush()
+            if tail and stream:
+                attempt.first_shown_s = attempt.first_shown_s or time.monotonic() - started
+                yield Delta(tail)
+        yield attempt
 
     async def _retry_focused(self, question: str, focused: list[GlossaryEntry], history: Sequence[Turn],
-                             lang: Lang, params: GenerationParams, started: float, first: _Generation,
-                             user_key: str, conversation_key: str | None) -> Answer | None:
-        """One more try when the model's answer was not grounded: only the best concept in the context,
+                             lang: Lang, params: GenerationParams, started: float, first: _Attempt,
+                             owner: str, conversation_key: str | None) -> Answer | None:
+        """One more try when no sentence of the model's answer passed: only the best concept in the context,
         and the rules stated in the answer's language.
 
         With distractors in the context, the default 0.5B model sometimes writes something no entry
         supports, and under English rules it often answers a Russian question in English; given the one
         concept retrieval ranked first and Russian rules, it mostly paraphrases that entry in Russian. The
-        retry is not streamed: its final text replaces what was shown. None keeps the first outcome (the
-        definitions verbatim).
+        retry is not streamed: its final text replaces what was shown. None keeps the first outcome.
         """
         remaining = self.timeout_s - (time.monotonic() - started)
         if remaining < MIN_RETRY_S:
             return None
-        try:
-            ticket = self.queue.enqueue(user_key, tag=conversation_key)
-        except QueueFullError:
+        second: _Attempt | None = None
+        async for event in self._attempt(question, focused, history, lang, params, owner, conversation_key,
+                                         started, remaining, native_rules=True, stream=False):
+            if isinstance(event, _Attempt):
+                second = event
+            elif isinstance(event, QueueFullError):
+                return None
+        if second is None or second.result.failure not in (None, "cancelled"):
             return None
-        messages = build_messages(question, focused, history, lang, native_rules=True)
-        second: _Generation | None = None
-        async with contextlib.aclosing(self._generation_events(ticket, messages, params, len(focused), started,
-                                                               remaining)) as events:
-            async for event in events:
-                if isinstance(event, _Generation):
-                    second = event
-        if second is None or second.failure not in (None, "cancelled"):
-            return None
-        answer = self._finish(second, focused, lang)
+        answer = self._finish(question, second, focused, lang)
         if answer.status not in ("answered", "cancelled"):
             return None
-        return replace(answer, ttft_s=first.ttft_s, tokens=first.tokens + second.tokens)
+        return replace(answer, ttft_s=second.result.ttft_s if not first.first_shown_s else first.first_shown_s,
+                       tokens=first.result.tokens + second.result.tokens,
+                       rejected=(*first.stream.answer.rejected, *answer.rejected))
+
+    def _finish(self, question: str, attempt: _Attempt, entries: list[GlossaryEntry], lang: Lang) -> Answer:
+        verified, result = attempt.stream.answer, attempt.result
+        sources = [entries[n - 1] for n in verified.cited]
+        rejected = tuple(verified.rejected)
+        ttft = attempt.first_shown_s or result.ttft_s
+        if result.failure == "cancelled":
+            return Answer(text=verified.text or t("answer_cancelled", lang), grounded=False, sources=sources,
+                          model=self.model_name, ttft_s=ttft, tokens=result.tokens, status="cancelled",
+                          lang=lang, notice=t("answer_cancelled", lang), rejected=rejected)
+        if result.failure == "timeout":
+            return self._fallback(question, entries, lang, "timeout", t("answer_timeout", lang), result,
+                                  rejected=rejected)
+        if result.failure == "error":
+            return self._fallback(question, entries, lang, "fallback", t("answer_model_failed", lang), result,
+                                  rejected=rejected)
+        if not verified.text:
+            return self._fallback(question, entries, lang, "fallback", t("answer_no_citations", lang), result,
+                                  rejected=rejected)
+        return Answer(text=verified.text, grounded=True, sources=sources, model=self.model_name, ttft_s=ttft,
+                      tokens=result.tokens, status="answered", lang=lang, rejected=rejected)
+
+    def _fallback(self, question: str, entries: list[GlossaryEntry], lang: Lang, status: AnswerStatus,
+                  notice: str, result: GenerationResult | None = None, retry_after_s: int | None = None,
+                  rejected: Sequence[SentenceCheck] = ()) -> Answer:
+        """The glossary's sentences that answer the question, verbatim, under a notice."""
+        quotes = answering_quotes(entries, question) or [Quote(entries[0], entries[0].definition)]
+        return self._quoted(quotes, lang, status, notice, grounded=False, notice=notice, result=result,
+                            retry_after_s=retry_after_s, rejected=rejected)
 
     async def _remember(self, key: str | None, question: str, answer: Answer) -> Answer:
         """Store the turn (a fallback too, so a follow-up can lean on it; a stopped answer not)."""
@@ -341,84 +375,6 @@ class Answerer:
             log.exception("could not read the conversation history")
             return []
 
-    async def _generate(self, ticket: Ticket, messages: list[ChatMessage], params: GenerationParams,
-                        allowed: int, started: float, out: asyncio.Queue[Queued | Delta | _Generation],
-                        timeout_s: float) -> None:
-        assert self.backend is not None
-        result = _Generation()
-        pieces: list[str] = []  # the model's text as generated (context numbering)
-        filt = CitationStreamFilter(allowed, renumber=True)
-        try:
-            async with asyncio.timeout(timeout_s):
-                async for position in ticket.wait_turn():
-                    out.put_nowait(Queued(position, self.queue.estimated_wait_s(position)))
-                stream = self.backend.stream(messages, params, cancel=ticket.cancel)
-                async with contextlib.aclosing(stream) as chunks:
-                    async for chunk in chunks:
-                        if isinstance(chunk, TextDelta):
-                            if not result.ttft_s:
-                                result.ttft_s = time.monotonic() - started
-                            raw = chunk.text if pieces else chunk.text.lstrip()
-                            if raw:
-                                pieces.append(raw)
-                            text = filt.feed(raw)
-                            if text:
-                                out.put_nowait(Delta(text))
-                        elif isinstance(chunk, Finished):
-                            result.tokens = chunk.completion_tokens
-                            if chunk.finish_reason == "cancelled":
-                                result.failure = "cancelled"
-            tail = filt.flush()
-            if tail:
-                out.put_nowait(Delta(tail))
-        except RequestCancelledError:
-            result.failure = "cancelled"
-        except TimeoutError:
-            result.failure = "timeout"
-        except (GenerationError, LLMUnavailableError) as exc:
-            result.failure = "fallback"
-            result.error = str(exc)
-            log.warning("generation failed: %s", exc)
-        except asyncio.CancelledError:
-            result.failure = "cancelled"
-            raise
-        finally:
-            ticket.release()
-            if ticket.cancel.is_set() and result.failure is None:
-                result.failure = "cancelled"
-            result.text = "".join(pieces)
-            out.put_nowait(result)
-
-    def _finish(self, gen: _Generation, entries: list[GlossaryEntry], lang: Lang) -> Answer:
-        text, cited = ground_citations(gen.text, entries, lang)
-        # The sources list holds only the cited entries, so the brackets are renumbered to match it.
-        text = renumber_citations(text, cited)
-        if gen.failure == "cancelled":
-            sources = [entries[n - 1] for n in cited]
-            return Answer(text=text or t("answer_cancelled", lang), grounded=False, sources=sources,
-                          model=self.model_name, ttft_s=gen.ttft_s, tokens=gen.tokens, status="cancelled",
-                          lang=lang, notice=t("answer_cancelled", lang))
-        if gen.failure == "timeout":
-            return self._fallback(entries, lang, "timeout", t("answer_timeout", lang), gen=gen)
-        if gen.failure == "fallback":
-            return self._fallback(entries, lang, "fallback", t("answer_model_failed", lang), gen=gen)
-        if not cited:
-            return self._fallback(entries, lang, "fallback", t("answer_no_citations", lang), gen=gen)
-        return Answer(text=text, grounded=True, sources=[entries[n - 1] for n in cited],
-                      model=self.model_name, ttft_s=gen.ttft_s, tokens=gen.tokens, status="answered",
-                      lang=lang)
-
-    def _fallback(self, entries: list[GlossaryEntry], lang: Lang, status: AnswerStatus, notice: str,
-                  gen: _Generation | None = None, retry_after_s: int | None = None) -> Answer:
-        """The retrieved definitions verbatim, numbered like the sources, under a notice."""
-        shown = entries[:FALLBACK_ENTRIES]
-        body = "\n".join(f"[{n}] {e.term} — {e.definition}" for n, e in enumerate(shown, start=1))
-        used_model = gen is not None and gen.tokens > 0
-        return Answer(text=f"{notice}\n\n{body}", grounded=False, sources=shown,
-                      model=self.model_name if used_model else NO_MODEL,
-                      ttft_s=gen.ttft_s if gen else 0.0, tokens=gen.tokens if gen else 0, status=status,
-                      lang=lang, notice=notice, retry_after_s=retry_after_s)
-
     async def ask(self, question: str, conversation_key: str | None = None, **kwargs: Any) -> Answer:
         """The whole answer at once (CLI ``--json``, tests, benchmarks)."""
         final: Answer | None = None
@@ -428,41 +384,6 @@ class Answerer:
                     final = event.answer
         assert final is not None
         return final
-
-
-def focus(hits: list[Hit], lexical_runner_up: float | None = None, named: bool = False) -> list[Hit]:
-    """The context for a question retrieval is sure about: the first concept's entries alone.
-
-    Sure means the best hit of any other concept scores under ``FOCUS_MARGIN`` of the first, in the fused
-    ranking or in BM25's own scores (``lexical_runner_up``: the fused score of a Russian question is often
-    BM25's rank alone, which hides how far ahead the first hit is). A small model given distractors next
-    to the right entry often copies a distractor (measured with the default 0.5B model: "что такое
-    скорость обучения" answered from the batch-size entry); given the one concept (several seed files may
-    define it), it paraphrases that. ``named``: the question asks about the first concept by name
-    (:attr:`SearchResult.names_first`); "what is fine tuning" was answered from the "RAG и fine-tuning"
-    comparison entry when both were in the context. When retrieval is unsure, the model sees every hit and
-    the citations show which one it used.
-    """
-    if not hits:
-        return hits
-    concept = hits[0].entry.concept
-    others = [hit for hit in hits if hit.entry.concept != concept]
-    lexically_sure = lexical_runner_up is not None and lexical_runner_up < FOCUS_MARGIN
-    if others and others[0].score >= FOCUS_MARGIN * hits[0].score and not lexically_sure and not named:
-        return hits
-    return [hit for hit in hits if hit.entry.concept == concept]
-
-
-def _interleave(first: list[Hit], second: list[Hit]) -> list[Hit]:
-    """Hits of both searches, alternating and best-ranked first, without duplicate entries."""
-    seen: set[str] = set()
-    merged = []
-    for pair in itertools.zip_longest(first, second):
-        for hit in pair:
-            if hit is not None and hit.entry.id not in seen:
-                seen.add(hit.entry.id)
-                merged.append(hit)
-    return merged
 
 
 async def build_answerer(settings: Settings, retriever: Retriever, conversations: ConversationStore | None,

@@ -6,7 +6,8 @@ glossary entries, then the recent turns of this conversation, then the question 
 
 Everything that comes from users or from the glossary is quoted data: role markers and chat-template
 special tokens are neutralised before they reach the template, and the rules say that nothing inside the
-quoted blocks can change them. Citations are verified in code (:func:`verify_citations`), never trusted.
+quoted blocks can change them. What the model writes is verified in code (:mod:`rag.verification`), never
+trusted.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from models.base import ChatMessage
+from rag.citations import strip_citations
 from rag.glossary import GlossaryEntry
 
 Lang = Literal["ru", "en"]
@@ -101,6 +103,14 @@ def detect_lang(text: str) -> Lang:
     return "ru" if cyrillic >= 0.3 * (cyrillic + latin) or cyrillic >= 4 else "en"
 
 
+def prevailing_lang(sentence: str) -> Lang:
+    """The language most of a sentence's letters are in. :func:`detect_lang` is made for short questions,
+    where four Cyrillic letters decide; a model's English sentence with one half-translated word
+    ("stores the KV cache in non-smежных blocks") is still English."""
+    cyrillic, latin = _letter_counts(sentence)
+    return "ru" if cyrillic > latin else "en"
+
+
 def format_entry(number: int, entry: GlossaryEntry) -> str:
     return f"[{number}] {neutralise(entry.term)}: {neutralise(entry.definition)}"
 
@@ -142,190 +152,3 @@ def build_messages(question: str, entries: Sequence[GlossaryEntry], history: Seq
     if native_rules and lang == "ru":
         return [ChatMessage("system", SYSTEM_RULES_RU), *_EXAMPLES[:2], question_message]
     return [ChatMessage("system", SYSTEM_RULES), *_EXAMPLES, question_message]
-
-
-# ---------------------------------------------------------------- citations
-
-CITATION = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
-_MAX_PENDING = 16  # longest "[1, 2, 3]"-like group worth holding back while streaming
-
-
-def _rewrite(group: str, allowed: int, cited: list[int]) -> str:
-    kept = []
-    for part in re.split(r"[,;]", group):
-        number = int(part.strip())
-        if 1 <= number <= allowed and number not in kept:
-            kept.append(number)
-    for number in kept:
-        if number not in cited:
-            cited.append(number)
-    return "".join(f"[{n}]" for n in kept)
-
-
-def verify_citations(text: str, allowed: int) -> tuple[str, list[int]]:
-    """Drop citations to entries that were not in the context; return the text and the cited numbers.
-
-    ``[1, 3]`` becomes ``[1][3]``; ``[7]`` with five entries disappears.
-    """
-    cited: list[int] = []
-    cleaned = CITATION.sub(lambda m: _rewrite(m.group(1), allowed, cited), text)
-    cleaned = re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned)
-    cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)
-    return cleaned.strip(), cited
-
-
-def strip_citations(text: str) -> str:
-    return re.sub(r"\s*" + CITATION.pattern, "", text)
-
-
-class CitationStreamFilter:
-    """Applies :func:`verify_citations` to a stream of deltas, holding back only an unfinished ``[...``.
-
-    With ``renumber`` the citations are numbered in order of first appearance ([1], [2], ...), the way
-    the final answer numbers its sources, so the streamed draft and the final text usually agree.
-    """
-
-    def __init__(self, allowed: int, renumber: bool = False) -> None:
-        self.allowed = allowed
-        self.renumber = renumber
-        self.cited: list[int] = []
-        self._pending = ""
-
-    def _citation(self, group: str) -> str:
-        text = _rewrite(group, self.allowed, self.cited)
-        return renumber_citations(text, self.cited) if self.renumber else text
-
-    def feed(self, delta: str) -> str:
-        text = self._pending + delta
-        self._pending = ""
-        out: list[str] = []
-        while text:
-            start = text.find("[")
-            if start < 0:
-                out.append(text)
-                break
-            out.append(text[:start])
-            end = text.find("]", start)
-            reopened = text.find("[", start + 1)
-            if reopened >= 0 and (end < 0 or reopened < end):
-                out.append(text[start:reopened])
-                text = text[reopened:]
-                continue
-            if end < 0:
-                tail = text[start:]
-                if len(tail) <= _MAX_PENDING and re.fullmatch(r"\[[\d\s,;]*", tail):
-                    self._pending = tail
-                else:
-                    out.append(tail)
-                break
-            candidate = text[start:end + 1]
-            match = CITATION.fullmatch(candidate)
-            out.append(self._citation(match.group(1)) if match else candidate)
-            text = text[end + 1:]
-        return "".join(out)
-
-    def flush(self) -> str:
-        pending, self._pending = self._pending, ""
-        return pending
-
-
-# ---------------------------------------------------------------- support check
-
-MIN_SUPPORT = 0.25  # a kept citation: at least this share of the sentence's content words is in the entry
-STRONG_SUPPORT = 0.6  # an uncited or mis-numbered sentence is attributed only when this well supported
-TERM_BONUS = 0.35
-RELATIVE_SUPPORT = 0.7  # ...and at least this share of the best entry's support (else it is misnumbered)
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?!\[)|\n+")
-
-
-def _support(sentence_words: set[str], entry_words: set[str]) -> float:
-    return len(sentence_words & entry_words) / len(sentence_words) if sentence_words else 0.0
-
-
-def ground_citations(text: str, entries: Sequence[GlossaryEntry], answer_lang: Lang | None = None,
-                     ) -> tuple[str, list[int]]:
-    """Check each sentence's citations against the content of the cited entries.
-
-    A citation stays only when the entry supports the sentence (shared content lemmas); a sentence whose
-    citations are missing or point at the wrong entry is attributed to the entry that supports it
-    strongly, if there is one. Numbers outside the context are dropped first (:func:`verify_citations`).
-    Small models often copy a definition and forget or misnumber the bracket; this keeps every citation
-    checkable without trusting the model.
-    """
-    # pymorphy3 lemmas and name keys: the same normalisation retrieval uses
-    from rag.text import compact as _compact
-    from rag.text import content_lemmas
-
-    text, _ = verify_citations(text, len(entries))
-    entry_words = [set(content_lemmas(f"{e.term} {' '.join(e.aliases)} {e.definition}")) for e in entries]
-    entry_names = [[_compact(name) for name in e.names if len(_compact(name)) >= 3] for e in entries]
-    cited: list[int] = []
-    out: list[str] = []
-    for sentence in _SENTENCE_END.split(text):
-        if not sentence.strip():
-            continue
-        numbers = [int(n) for group in CITATION.findall(sentence) for n in re.split(r"[,;]", group)]
-        body = strip_citations(sentence).strip()
-        words = set(content_lemmas(body))
-        sentence_key = _compact(body)
-        # Naming the entry's term counts too: it is what carries an English answer over Russian entries.
-        scores = [max(_support(words, ew), TERM_BONUS if any(n in sentence_key for n in names) else 0.0)
-                  for ew, names in zip(entry_words, entry_names, strict=True)]
-        top = max(scores, default=0.0)
-        # A citation stays when its entry supports the sentence about as well as the best one does.
-        kept = [n for n in dict.fromkeys(numbers)
-                if scores[n - 1] >= MIN_SUPPORT and scores[n - 1] >= RELATIVE_SUPPORT * top]
-        if not kept and top >= STRONG_SUPPORT:
-            kept = [scores.index(top) + 1]
-        if not kept:
-            kept = _attribute_across_languages(body, sentence_key, entries, entry_names, answer_lang)
-        for n in kept:
-            if n not in cited:
-                cited.append(n)
-        marks = "".join(f"[{n}]" for n in kept)
-        if marks:
-            stripped = body.rstrip(".!?…")
-            body = f"{stripped} {marks}{body[len(stripped):]}"
-        out.append(body)
-    return " ".join(out).strip(), cited
-
-
-def _attribute_across_languages(body: str, sentence_key: str, entries: Sequence[GlossaryEntry],
-                                entry_names: Sequence[Sequence[str]], answer_lang: Lang | None) -> list[int]:
-    """An English sentence over Russian entries (or the reverse) shares no lemmas with its source, so word
-    overlap cannot show support: there, a sentence that names exactly one concept's term or alias is
-    attributed to that concept's first entry. Measured: the default model translates a Russian entry
-    faithfully ("Docker is a platform for creating and running containers — isolated environments with
-    applications and dependencies") and leaves out the bracket, which made most English answers fall back.
-    Only a sentence in the requested answer language qualifies: a Russian question answered in English is
-    a wrong answer (the retry restates the rules in Russian), not a translation.
-    """
-    named = [index for index, names in enumerate(entry_names) if any(name in sentence_key for name in names)]
-    if not named or len({entries[index].concept for index in named}) != 1:
-        return []
-    first = named[0]
-    sentence_lang = _prevailing_lang(body)
-    if sentence_lang == detect_lang(entries[first].definition):
-        return []  # same language: the lemma check has already spoken
-    if answer_lang is not None and sentence_lang != answer_lang:
-        return []
-    return [first + 1]
-
-
-def _prevailing_lang(sentence: str) -> Lang:
-    """The language most of a sentence's letters are in. :func:`detect_lang` is made for short questions,
-    where four Cyrillic letters decide; a model's English sentence with one half-translated word
-    ("stores the KV cache in non-smежных blocks") is still English."""
-    cyrillic, latin = _letter_counts(sentence)
-    return "ru" if cyrillic > latin else "en"
-
-
-def renumber_citations(text: str, cited: Sequence[int]) -> str:
-    """Renumber ``[n]`` so the cited entries become [1], [2], ... in the order of ``cited`` (the sources)."""
-    mapping = {old: new for new, old in enumerate(cited, start=1)}
-
-    def rewrite(match: re.Match[str]) -> str:
-        numbers = [int(part) for part in re.split(r"[,;]", match.group(1))]
-        return "".join(f"[{mapping[n]}]" for n in numbers if n in mapping)
-
-    return CITATION.sub(rewrite, text)

@@ -38,7 +38,7 @@ STOPWORDS = frozenset([
 # A small bilingual thesaurus: the glossary mixes Russian and English for the same notions, and users
 # mix them in questions, so these lemmas/stems are indexed and queried under one canonical token.
 CANONICAL = {
-    "видеокарта": "gpu", "гпу": "gpu", "карта": "gpu", "видеопамять": "vram", "врам": "vram",
+    "видеокарта": "gpu", "гпу": "gpu", "карта": "gpu", "gpus": "gpu", "видеопамять": "vram", "врам": "vram",
     "гигабайт": "гб", "gb": "гб", "гигабайта": "гб", "gib": "гб", "token": "токен", "модель": "model",
     "обучение": "train", "тренировка": "train", "обучить": "train", "обучать": "train",
     "изображение": "imag", "картинка": "imag", "image": "imag", "picture": "imag", "текст": "text",

@@ -213,7 +213,7 @@ async def _citation_section(args: argparse.Namespace, cite: Any, eval_set: Any, 
                             ) -> dict[str, Any]:
     """Eval questions answered: correct-citation rate, the model's own brackets, out-of-scope refusals."""
     from rag.answer import Delta, Done
-    from rag.prompt import CITATION
+    from rag.citations import CITATION
 
     sample = eval_set.in_scope[: args.citations]
     correct = model_correct = outside = answered = 0

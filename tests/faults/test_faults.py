@@ -104,7 +104,7 @@ NOTICES = {
 @pytest.mark.parametrize("mode", list(NOTICES))
 async def test_llm_misbehaving_gives_glossary_fallback(llm_bot: LLMBot, mode: str) -> None:
     llm_bot.llm.mode = mode  # type: ignore[assignment]
-    answer = await reply_to(llm_bot.stub, "What is HBM memory?", timeout=60)
+    answer = await reply_to(llm_bot.stub, "Why does HBM memory matter for GPUs?", timeout=60)
     assert NOTICES[mode] in answer, answer
     assert "HBM" in answer  # the glossary definition, verbatim
     assert llm_bot.bot.proc is not None and llm_bot.bot.proc.poll() is None
@@ -112,11 +112,11 @@ async def test_llm_misbehaving_gives_glossary_fallback(llm_bot: LLMBot, mode: st
 
 async def test_llm_crash_then_recovery_without_bot_restart(llm_bot: LLMBot) -> None:
     await llm_bot.llm.stop()  # the LLM server process is gone: connection refused
-    answer = await reply_to(llm_bot.stub, "What is HBM memory?", timeout=60)
+    answer = await reply_to(llm_bot.stub, "Why does HBM memory matter for GPUs?", timeout=60)
     assert "model failed" in answer and "HBM" in answer, answer
     llm_bot.llm.mode = "ok"
     await llm_bot.llm.start()  # same port: the bot's next request reaches it
-    answer = await reply_to(llm_bot.stub, "What is HBM memory?", timeout=60)
+    answer = await reply_to(llm_bot.stub, "Why does HBM memory matter for GPUs?", timeout=60)
     assert "stacked GPU memory" in answer and "⚠️" not in answer, answer
 
 
@@ -125,7 +125,7 @@ async def test_stop_cancels_my_answer_while_it_streams(llm_bot: LLMBot) -> None:
     # before a /stop sent after its first token arrives
     llm_bot.llm.mode = "slow"
     stub, chat = llm_bot.stub, 7301
-    stub.message_update("What is HBM memory?", chat_id=chat, user_id=chat, language_code="en")
+    stub.message_update("Why does HBM memory matter for GPUs?", chat_id=chat, user_id=chat, language_code="en")
     await stub.wait_for("sendMessageDraft", lambda c: c.params.get("chat_id") == chat, timeout=60)
     stub.message_update("/stop", chat_id=chat, user_id=chat, language_code="en")
     texts = await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == chat, timeout=60, count=2)
@@ -239,7 +239,7 @@ def _health(port: int) -> tuple[int, dict[str, object]]:
 
 
 async def test_chroma_unavailable_degrades_to_commands(infra_bot: InfraBot) -> None:
-    answer = await reply_to(infra_bot.stub, "What is HBM memory?")
+    answer = await reply_to(infra_bot.stub, "Why does HBM memory matter for GPUs?")
     assert "not available right now" in answer, answer
     quote = await reply_to(infra_bot.stub, "/quote h100 x1 1 day")
     assert QUOTE_ID.search(quote), quote

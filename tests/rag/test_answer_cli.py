@@ -22,7 +22,7 @@ def run_ask(tmp_path: Path, *args: str, model: Path = SMALL_MODEL) -> subprocess
 
 
 def test_ask_json_contract_in_scope_and_out_of_scope(tmp_path: Path) -> None:
-    done = run_ask(tmp_path, "What is NVLink?", "--json")
+    done = run_ask(tmp_path, "How does NVLink connect GPUs?", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     payload = json.loads(done.stdout)
     assert list(payload) == ["answer", "grounded", "sources", "model", "ttft_s", "tokens"]

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+from rag.citations import CitationStreamFilter, renumber_citations, verify_citations
 from rag.glossary import GlossaryEntry
-from rag.prompt import (
-    SYSTEM_RULES,
-    CitationStreamFilter,
-    Turn,
-    build_messages,
-    detect_lang,
-    ground_citations,
-    neutralise,
-    verify_citations,
-)
+from rag.prompt import SYSTEM_RULES, Turn, build_messages, detect_lang, neutralise
+from rag.verification import SentenceVerifier
+
+
+def ground_citations(text: str, entries: list[GlossaryEntry], lang: str | None = None) -> tuple[str, list[int]]:
+    """The verified text and its cited entries (context numbers), as the answerer keeps them."""
+    verified = SentenceVerifier(entries, "?", lang).verify(text)  # type: ignore[arg-type]
+    return verified.text, verified.cited
 
 
 def entry(id_: str, term: str, definition: str) -> GlossaryEntry:
@@ -88,8 +87,8 @@ def test_citations_must_be_supported_by_the_cited_entry() -> None:
     text, cited = ground_citations("PagedAttention — алгоритм vLLM, хранящий KV-кеш в несмежных блоках "
                                    "памяти для уменьшения фрагментации [2].", entries)
     assert cited == [1] and text.endswith("фрагментации [1].")
-    # unsupported: nothing in the entries says this, so the citation goes
-    assert ground_citations("Погода сегодня хорошая [1].", entries) == ("Погода сегодня хорошая.", [])
+    # unsupported: nothing in the entries says this, so the sentence is never shown
+    assert ground_citations("Погода сегодня хорошая [1].", entries) == ("", [])
     # an English sentence naming the term keeps its (correct) citation over Russian entries
     assert ground_citations("NVLink links NVIDIA GPUs at high speed. [3]", entries)[1] == [3]
     # out-of-range numbers never survive
@@ -100,12 +99,14 @@ def test_a_translated_sentence_is_attributed_by_the_one_term_it_names() -> None:
     entries = [PAGED, VLLM, NVLINK]
     # English over Russian entries: no shared lemmas, but it names exactly one concept
     text, cited = ground_citations("NVLink is NVIDIA's high-speed bus between GPUs, up to 900 GB/s.", entries)
-    assert cited == [3] and text.endswith("[3].")
+    assert cited == [3] and text.endswith("[1].")  # renumbered: the first (and only) source
     # two concepts named: ambiguous, so no attribution
     assert ground_citations("NVLink and vLLM are different things.", entries)[1] == []
     # an English sentence answering a Russian question is a wrong-language answer, not a translation
-    assert ground_citations("NVLink is NVIDIA's high-speed bus.", entries, "ru")[1] == []
-    assert ground_citations("NVLink is NVIDIA's high-speed bus.", entries, "en")[1] == [3]
+    assert ground_citations("NVLink is NVIDIA's high-speed bus between GPUs.", entries, "ru")[1] == []
+    assert ground_citations("NVLink is NVIDIA's high-speed bus between GPUs.", entries, "en")[1] == [3]
+    # naming the term is not enough across languages either: what it says must be checkable
+    assert ground_citations("NVLink is NVIDIA's famous technology.", entries, "en")[1] == []
     # same language: the lemma check decides, naming the term is not enough
     assert ground_citations("NVLink — это что-то совсем другое.", entries)[1] == []
     # one half-translated word does not make an English sentence Russian (measured on the 0.5B model)
@@ -114,8 +115,6 @@ def test_a_translated_sentence_is_attributed_by_the_one_term_it_names() -> None:
 
 
 def test_citations_are_renumbered_to_match_the_sources_list() -> None:
-    from rag.prompt import renumber_citations
-
     assert renumber_citations("a [3]. b [1][3]. c [2, 3].", [3, 1]) == "a [1]. b [2][1]. c [1]."
     filt = CitationStreamFilter(allowed=4, renumber=True)
     streamed = "".join(filt.feed(d) for d in ["NVLink [", "3] and H100 [1", "] again [3]."]) + filt.flush()

@@ -166,7 +166,7 @@ async def test_conversation_history_is_shared(cluster: Cluster) -> None:
     """A question on one replica and the follow-up on the other: both turns land in one shared history."""
     chat_id = 93_001
     # aiogram acknowledges a webhook after 55 s and finishes in the background: wait for the replies
-    await cluster.deliver_until_acked(private_message(next(cluster.ids), "What is HBM memory?",
+    await cluster.deliver_until_acked(private_message(next(cluster.ids), "Why does HBM memory matter for GPUs?",
                                                       chat_id=chat_id, message_id=1), 0)
     await cluster.stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == chat_id, timeout=300)
     await cluster.deliver_until_acked(private_message(next(cluster.ids), "and what is its bandwidth?",

@@ -1,0 +1,85 @@
+"""The extractive floor: the glossary's own sentences, verbatim, when the model's cannot be trusted.
+
+Used for definition questions (the definition is the answer), for comparisons (each side's own definition —
+a small model swaps them), and whenever no generated sentence passes verification. Sentences are chosen by
+how many of the question's content words they share; an entry's sentences keep their order. The company's
+own rules (entries of category ``rental``) are always quoted whole, never cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag.context import Comparison
+from rag.glossary import GlossaryEntry
+from rag.text import content_lemmas
+from rag.verification import SENTENCE_END
+
+MAX_SENTENCES = 3  # of one entry, for a question that is not a definition
+WHOLE_CATEGORIES = frozenset({"rental"})  # the company's rules: quoted whole
+_DONT_CONFUSE = re.compile(r"(?i)^\s*не\s+путать\b")
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Verbatim text of one entry."""
+
+    entry: GlossaryEntry
+    text: str
+
+
+def _sentences(entry: GlossaryEntry) -> list[str]:
+    return [s.strip() for s in SENTENCE_END.split(entry.definition) if s.strip()]
+
+
+def quote_entry(entry: GlossaryEntry, question: str | None = None) -> Quote:
+    """An entry's definition, or (for a question that is not a definition) its sentences that answer it."""
+    sentences = _sentences(entry)
+    if question is None or entry.category in WHOLE_CATEGORIES or len(sentences) <= MAX_SENTENCES:
+        return Quote(entry, " ".join(sentences))
+    asked = set(content_lemmas(question))
+    scored = [(len(asked & set(content_lemmas(s))), index) for index, s in enumerate(sentences)]
+    best = sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:MAX_SENTENCES]
+    if not best or best[0][0] == 0:
+        chosen = list(range(min(MAX_SENTENCES, len(sentences))))
+    else:
+        chosen = sorted(index for score, index in best if score > 0)
+    return Quote(entry, " ".join(sentences[i] for i in chosen))
+
+
+def definition_quotes(entries: Sequence[GlossaryEntry]) -> list[Quote]:
+    """The first concept's definitions: one per source file (several seeds may define it)."""
+    if not entries:
+        return []
+    concept = entries[0].concept
+    seen_sources: set[str] = set()
+    quotes = []
+    for entry in entries:
+        if entry.concept == concept and entry.source not in seen_sources:
+            seen_sources.add(entry.source)
+            quotes.append(quote_entry(entry))
+    return quotes[:2]
+
+
+def answering_quotes(entries: Sequence[GlossaryEntry], question: str) -> list[Quote]:
+    """The sentences of the first concept's entries that share most words with the question."""
+    if not entries:
+        return []
+    concept = entries[0].concept
+    return [quote_entry(entry, question) for entry in entries if entry.concept == concept][:2]
+
+
+def comparison_quotes(comparison: Comparison) -> list[Quote]:
+    """Both sides' own definitions, a comparison entry naming both, and 003's «Не путать с…» notes."""
+    quotes = [quote_entry(comparison.left[0]), quote_entry(comparison.right[0])]
+    for entry in comparison.joint[:1]:
+        quotes.append(quote_entry(entry))
+    shown = {quote.entry.id for quote in quotes}
+    for entry in [*comparison.left, *comparison.right]:
+        notes = [s for s in _sentences(entry) if _DONT_CONFUSE.match(s)]
+        if notes and entry.id not in shown:
+            quotes.append(Quote(entry, " ".join(notes)))
+            shown.add(entry.id)
+    return quotes

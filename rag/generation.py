@@ -1,0 +1,113 @@
+"""One generation: wait for a slot in the LLM queue, stream the model's text, stop when asked.
+
+The model's text is raw here; nothing of it is shown before :mod:`rag.verification` has passed it. Closing
+the event stream early (the user pressed stop, the consumer went away) cancels the generation: the model
+stops computing and the queue slot is freed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import Literal
+
+from models.base import ChatMessage, Finished, GenerationError, GenerationParams, LLMBackend, LLMUnavailableError
+from models.base import TextDelta as ModelDelta
+from models.queue import RequestCancelledError, RequestQueue, Ticket
+
+log = logging.getLogger(__name__)
+
+Failure = Literal["timeout", "cancelled", "error"]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Still in the queue, at this position."""
+
+    position: int
+    eta_s: int
+
+
+@dataclass(frozen=True)
+class RawText:
+    """Text as the model wrote it (citations in context numbering, unverified)."""
+
+    text: str
+
+
+@dataclass
+class GenerationResult:
+    text: str = ""
+    ttft_s: float = 0.0  # from ``started`` to the model's first token
+    tokens: int = 0
+    failure: Failure | None = None
+    error: str | None = None
+
+
+GenerationEvent = Waiting | RawText | GenerationResult
+
+
+async def generate(backend: LLMBackend, queue: RequestQueue, ticket: Ticket, messages: list[ChatMessage],
+                   params: GenerationParams, *, started: float, timeout_s: float,
+                   ) -> AsyncGenerator[GenerationEvent, None]:
+    """The events of one generation, its :class:`GenerationResult` last; closing early cancels it."""
+    events: asyncio.Queue[GenerationEvent] = asyncio.Queue()
+    producer = asyncio.create_task(_produce(backend, queue, ticket, messages, params, started, timeout_s, events))
+    try:
+        while True:
+            event = await events.get()
+            yield event
+            if isinstance(event, GenerationResult):
+                return
+    finally:
+        if not producer.done():  # the consumer went away: stop generating
+            ticket.cancel.set()
+            producer.cancel()
+            with contextlib.suppress(BaseException):
+                await producer
+
+
+async def _produce(backend: LLMBackend, queue: RequestQueue, ticket: Ticket, messages: list[ChatMessage],
+                   params: GenerationParams, started: float, timeout_s: float,
+                   out: asyncio.Queue[GenerationEvent]) -> None:
+    result = GenerationResult()
+    pieces: list[str] = []
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for position in ticket.wait_turn():
+                out.put_nowait(Waiting(position, queue.estimated_wait_s(position)))
+            stream = backend.stream(messages, params, cancel=ticket.cancel)
+            async with contextlib.aclosing(stream) as chunks:
+                async for chunk in chunks:
+                    if isinstance(chunk, ModelDelta):
+                        if not result.ttft_s:
+                            result.ttft_s = time.monotonic() - started
+                        raw = chunk.text if pieces else chunk.text.lstrip()
+                        if raw:
+                            pieces.append(raw)
+                            out.put_nowait(RawText(raw))
+                    elif isinstance(chunk, Finished):
+                        result.tokens = chunk.completion_tokens
+                        if chunk.finish_reason == "cancelled":
+                            result.failure = "cancelled"
+    except RequestCancelledError:
+        result.failure = "cancelled"
+    except TimeoutError:
+        result.failure = "timeout"
+    except (GenerationError, LLMUnavailableError) as exc:
+        result.failure = "error"
+        result.error = str(exc)
+        log.warning("generation failed: %s", exc)
+    except asyncio.CancelledError:
+        result.failure = "cancelled"
+        raise
+    finally:
+        ticket.release()
+        if ticket.cancel.is_set() and result.failure is None:
+            result.failure = "cancelled"
+        result.text = "".join(pieces)
+        out.put_nowait(result)

@@ -1,0 +1,277 @@
+"""Claim-level verification of the model's answer, one sentence at a time, before anything is shown.
+
+A citation that shares words with its entry is not proof: a swapped definition ("DDP shards the model"),
+a negated rule ("you can stop and not pay") or an invented figure ("the H100 has 16 GB") all share the
+cited entry's words. So each sentence must pass every check, or it is never shown — not in a draft, not
+in an edit, not in the final message:
+
+* **support** — the cited entry supports the sentence (shared content lemmas; across languages, the
+  sentence names exactly one concept of the context); an uncited, well-supported sentence is attributed;
+* **numbers** — every number the sentence states occurs in a cited entry or in the question;
+* **subject** — a sentence about concept X is supported by X's own entries, not a neighbour's, and does
+  not carry more of a neighbour's distinctive words than of X's (swapped definitions);
+* **polarity** — the sentence negates what its closest source sentence states, or the reverse;
+* **yes/no** — a yes or a no is never the model's: the company's rules answer those (:mod:`rag.rules`).
+
+:class:`SentenceVerifier` checks sentences as they complete while the answer streams; the answer is the
+sentences that passed, with their citations renumbered in the order the sources are listed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rag.citations import CITATION, strip_citations, verify_citations
+from rag.glossary import GlossaryEntry
+from rag.prompt import Lang, detect_lang, prevailing_lang
+from rag.text import compact, content_lemmas
+
+MIN_SUPPORT = 0.25  # a kept citation: at least this share of the sentence's content words is in the entry
+STRONG_SUPPORT = 0.6  # an uncited or mis-numbered sentence is attributed only when this well supported
+RELATIVE_SUPPORT = 0.7  # ...and at least this share of the best entry's support (else it is misnumbered)
+POLARITY_OVERLAP = 0.3  # a source sentence sharing this much with the sentence is the one it restates
+# A sentence in another language than its entry shares only names, numbers and the bilingual thesaurus'
+# tokens with it (rag.text.CANONICAL: память/memory, слой/layer…); naming the concept is not enough:
+# "gradient checkpointing trades off accuracy and speed" names it and says the opposite of its entry.
+CROSS_LANGUAGE_SHARED = 2
+SWAP_MIN_WORDS = 2  # distinctive words of a neighbour's entry that make a sentence a swapped definition
+SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?!\[)|\n+")
+# A number a sentence states: not the digits of a name (H100, FP16, Q4_K_M), but 80 in "80 ГБ" or "80GB".
+_NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё\d_.,])(\d+(?:[.,]\d+)?)")
+_ANY_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_NEGATIONS = frozenset({"не", "нет", "ни", "нельзя", "невозможно", "без", "not", "no", "never", "cannot",
+                        "without", "neither", "nor", "none", "nothing"})
+_NOT_A_NEGATION = re.compile(r"(?i)\b(не\s+только|not\s+only|no\s+matter)\b")
+_YES_NO_START = re.compile(r"(?i)^\s*(да|нет|конечно|разумеется|yes|no|sure|of\s+course|certainly)\b[\s,.!—-]")
+_YES_NO_QUESTION = re.compile(
+    r"(?i)(\bли\b|^\s*(правда|верно|можно|нужно|надо|должен|обязательно)\b|^\s*(is|are|do|does|did|can|could|will|"
+    r"would|should|must|has|have|was|were|may)\b)")
+
+Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no"]
+
+
+@dataclass(frozen=True)
+class SentenceCheck:
+    text: str  # the sentence without citation marks
+    cited: tuple[int, ...]  # context numbers (1-based) of the entries that support it
+    rejected: Reason | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.rejected is None
+
+
+@dataclass
+class VerifiedAnswer:
+    """The sentences that passed, renumbered to the sources' order, and the ones that did not."""
+
+    text: str = ""
+    cited: list[int] = field(default_factory=list)  # context numbers in the order of first citation
+    rejected: list[SentenceCheck] = field(default_factory=list)
+
+
+def _numbers(text: str, pattern: re.Pattern[str] = _NUMBER) -> set[str]:
+    return {number.replace(",", ".").rstrip("0").rstrip(".") if "." in number.replace(",", ".") else number
+            for number in pattern.findall(text)}
+
+
+def _polarity(text: str) -> int:
+    cleaned = _NOT_A_NEGATION.sub(" ", text.lower())
+    negations = sum(1 for word in re.findall(r"[a-zа-яё']+", cleaned)
+                    if word in _NEGATIONS or word.endswith("n't"))
+    return negations % 2
+
+
+def is_yes_no_question(question: str) -> bool:
+    return bool(_YES_NO_QUESTION.search(question.strip()))
+
+
+class SentenceVerifier:
+    """Checks the sentences of one answer against its context entries and question."""
+
+    def __init__(self, entries: Sequence[GlossaryEntry], question: str, answer_lang: Lang | None = None) -> None:
+        self.entries = list(entries)
+        self.answer_lang = answer_lang
+        self.question_numbers = _numbers(question, _ANY_NUMBER)
+        self.yes_no = is_yes_no_question(question)
+        self._words = [set(content_lemmas(f"{e.term} {' '.join(e.aliases)} {e.definition}")) for e in self.entries]
+        self._names = [[compact(name) for name in e.names if len(compact(name)) >= 3] for e in self.entries]
+        self._name_words = [set(content_lemmas(" ".join(e.names))) for e in self.entries]
+        self._numbers = [_numbers(f"{e.term} {e.definition}", _ANY_NUMBER) for e in self.entries]
+        self._sentences = [[(s, set(content_lemmas(s))) for s in SENTENCE_END.split(e.definition) if s.strip()]
+                           for e in self.entries]
+        self._lang = [detect_lang(e.definition) for e in self.entries]
+        concepts = [e.concept for e in self.entries]
+        self._distinctive = []
+        for index, own in enumerate(self._words):
+            others = set().union(*(w for i, w in enumerate(self._words) if concepts[i] != concepts[index]))
+            self._distinctive.append(own - others)
+
+    # ---------------------------------------------------------------- one sentence
+
+    def check(self, sentence: str) -> SentenceCheck:
+        sentence, _ = verify_citations(sentence, len(self.entries))
+        numbers = [int(n) for group in CITATION.findall(sentence) for n in re.split(r"[,;]", group)]
+        body = strip_citations(sentence).strip()
+        if not body:
+            return SentenceCheck(body, ())
+        lemmas = set(content_lemmas(body))
+        key = compact(body)
+        # support is what the sentence says beyond naming the entry: "DDP is a fully sharded method [1]"
+        # names DDP's entry and says FSDP's
+        scores = [self._support(lemmas - self._name_words[i], ew) for i, ew in enumerate(self._words)]
+        top = max(scores, default=0.0)
+        kept = [n for n in dict.fromkeys(numbers)
+                if scores[n - 1] >= MIN_SUPPORT and scores[n - 1] >= RELATIVE_SUPPORT * top]
+        if not kept and top >= STRONG_SUPPORT:
+            kept = [scores.index(top) + 1]
+        cross_language = False
+        if not kept:
+            kept = self._attribute_across_languages(body, key)
+            if kept:
+                shared = (lemmas - self._name_words[kept[0] - 1]) & self._words[kept[0] - 1]
+                if len(shared) < CROSS_LANGUAGE_SHARED or scores[kept[0] - 1] < MIN_SUPPORT:
+                    return SentenceCheck(body, (), "unsupported")
+            cross_language = bool(kept)
+        if not kept:
+            return SentenceCheck(body, (), "unsupported")
+        cited = tuple(kept)
+        reason = (self._yes_no(body) or self._number_check(body, cited) or self._subject(key, lemmas, cited)
+                  or self._polarity_check(body, lemmas, cited, cross_language))
+        return SentenceCheck(body, cited, reason)
+
+    @staticmethod
+    def _support(sentence_words: set[str], entry_words: set[str]) -> float:
+        return len(sentence_words & entry_words) / len(sentence_words) if sentence_words else 0.0
+
+    def _yes_no(self, body: str) -> Reason | None:
+        return "yes_no" if self.yes_no and _YES_NO_START.match(body) else None
+
+    def _number_check(self, body: str, cited: Sequence[int]) -> Reason | None:
+        allowed = self.question_numbers.union(*(self._numbers[n - 1] for n in cited))
+        return "number" if _numbers(body) - allowed else None
+
+    def _named_concepts(self, key: str) -> set[str]:
+        """Concepts whose names the sentence contains; a name inside a longer matched name of another concept
+        ("attention" in "paged attention") does not count."""
+        matched = [(self.entries[i].concept, name) for i, names in enumerate(self._names) for name in names
+                   if name in key]
+        return {concept for concept, name in matched
+                if not any(other != concept and name in longer and name != longer for other, longer in matched)}
+
+    def _subject(self, key: str, lemmas: set[str], cited: Sequence[int]) -> Reason | None:
+        named = self._named_concepts(key)
+        if not named:
+            return None
+        cited_concepts = {self.entries[n - 1].concept for n in cited}
+        comparison = any(self.entries[n - 1].category == "comparisons" for n in cited)
+        if not named & cited_concepts and not comparison:
+            return "subject"  # about X, supported only by Y's entry
+        if len(named) == 1 and not comparison:
+            (subject,) = named
+            own = max((len(lemmas & self._distinctive[i]) for i, e in enumerate(self.entries)
+                       if e.concept == subject), default=0)
+            foreign = max((len(lemmas & self._distinctive[i]) for i, e in enumerate(self.entries)
+                           if e.concept != subject), default=0)
+            if foreign >= SWAP_MIN_WORDS and foreign > own:
+                return "swapped"  # names X but says what Y's entry says
+        return None
+
+    def _polarity_check(self, body: str, lemmas: set[str], cited: Sequence[int], cross_language: bool,
+                        ) -> Reason | None:
+        sentence_polarity = _polarity(body)
+        sources = [pair for n in cited for pair in self._sentences[n - 1]]
+        if not sources:
+            return None
+        if cross_language:
+            # no shared words to find the restated sentence: some cited sentence must have the same polarity
+            return None if any(_polarity(s) == sentence_polarity for s, _ in sources) else "polarity"
+        best_text, best_words = max(sources, key=lambda pair: len(lemmas & pair[1]))
+        overlap = len(lemmas & best_words) / len(lemmas) if lemmas else 0.0
+        if overlap >= POLARITY_OVERLAP and _polarity(best_text) != sentence_polarity:
+            return "polarity"
+        return None
+
+    def _attribute_across_languages(self, body: str, key: str) -> list[int]:
+        """An English sentence over Russian entries (or the reverse) shares no lemmas with its source, so word
+        overlap cannot show support: there, a sentence that names exactly one concept's term or alias is
+        attributed to that concept's first entry — if it is in the requested answer language (a Russian
+        question answered in English is a wrong answer, not a translation)."""
+        named = [index for index, names in enumerate(self._names) if any(name in key for name in names)]
+        if not named or len({self.entries[index].concept for index in named}) != 1:
+            return []
+        first = named[0]
+        sentence_lang = prevailing_lang(body)
+        if sentence_lang == self._lang[first]:
+            return []  # same language: the lemma check has already spoken
+        if self.answer_lang is not None and sentence_lang != self.answer_lang:
+            return []
+        return [first + 1]
+
+    # ---------------------------------------------------------------- a whole answer
+
+    def verify(self, text: str) -> VerifiedAnswer:
+        result = VerifiedAnswer()
+        out: list[str] = []
+        for sentence in SENTENCE_END.split(text):
+            if not sentence.strip():
+                continue
+            shown = self.render(self.check(sentence), result)
+            if shown:
+                out.append(shown)
+        result.text = " ".join(out).strip()
+        return result
+
+    def render(self, check: SentenceCheck, into: VerifiedAnswer) -> str:
+        """The sentence as shown (citations renumbered to the sources' order), or "" when it failed."""
+        if not check.ok or not check.text:
+            if check.text:
+                into.rejected.append(check)
+            return ""
+        for n in check.cited:
+            if n not in into.cited:
+                into.cited.append(n)
+        marks = "".join(f"[{into.cited.index(n) + 1}]" for n in check.cited)
+        stripped = check.text.rstrip(".!?…")
+        return f"{stripped} {marks}{check.text[len(stripped):]}"
+
+
+class SentenceStream:
+    """Verified text as the model writes it: a sentence is released once it is complete and has passed."""
+
+    def __init__(self, verifier: SentenceVerifier) -> None:
+        self.verifier = verifier
+        self.answer = VerifiedAnswer()
+        self._pending = ""
+        self._shown: list[str] = []
+
+    def feed(self, delta: str) -> str:
+        self._pending += delta
+        parts = SENTENCE_END.split(self._pending)
+        if len(parts) == 1:
+            return ""
+        complete, self._pending = parts[:-1], parts[-1]
+        return self._release(complete)
+
+    def flush(self) -> str:
+        pending, self._pending = self._pending, ""
+        return self._release([pending])
+
+    def _release(self, sentences: Sequence[str]) -> str:
+        released = []
+        for sentence in sentences:
+            if sentence.strip():
+                shown = self.verifier.render(self.verifier.check(sentence), self.answer)
+                if shown:
+                    released.append(shown)
+        if not released:
+            return ""
+        text = " ".join(released)
+        prefix = " " if self._shown else ""
+        self._shown.append(text)
+        self.answer.text = " ".join(self._shown)
+        return prefix + text
+

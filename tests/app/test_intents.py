@@ -1,0 +1,37 @@
+"""One intent classifier for every front: prices, rules, fit and GPU specs never reach the model."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.intents import IntentClassifier
+from gpu.fit.service import FitService
+from rag.glossary import glossary_file
+from rag.rules import RuleBook
+from tests.conftest import DATA_DIR, gpu_data
+
+DATA = gpu_data()
+INTENTS = IntentClassifier(DATA, FitService(DATA), RuleBook(DATA_DIR, glossary_file(DATA_DIR)))
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("/fit llama-3.1-70b 2xh100", "command"),
+    ("сколько стоит H100 в час?", "price"),
+    ("how much does an A100 cost per hour?", "price"),
+    ("можно ли остановить аренду и не платить за оставшуюся неделю?", "rule"),
+    ("if I stop my rental, will I still be charged?", "rule"),
+    ("влезет ли mixtral в две A100?", "fit"),
+    ("сколько памяти у H100?", "gpu_spec"),
+    ("what is the memory bandwidth of the MI300X?", "gpu_spec"),
+    ("что такое NVLink?", "glossary"),
+    ("how does PagedAttention reduce fragmentation?", "glossary"),
+])
+def test_classification(text: str, kind: str) -> None:
+    assert INTENTS.classify(text).kind == kind
+
+
+def test_a_spec_question_about_a_family_covers_its_variants_and_asks_the_right_field() -> None:
+    intent = INTENTS.classify("сколько памяти у H100?")
+    assert intent.gpu_ids[0] == "h100-sxm" and "h100-pcie" in intent.gpu_ids
+    assert intent.spec_fields == ("memory",)
+    assert INTENTS.classify("what is the memory bandwidth of the MI300X?").spec_fields == ("bandwidth",)

@@ -1,0 +1,44 @@
+"""What kind of question it is: definitions and comparisons are answered with the glossary's own words."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.context import comparison_sides, is_definition_question, resolve_comparison
+from rag.glossary import load_glossary
+from rag.retriever import HybridRetriever
+from tests.conftest import DATA_DIR
+
+
+@pytest.mark.parametrize(("question", "sides"), [
+    ("чем отличается tensor parallel от pipeline parallel", ("tensor parallel", "pipeline parallel")),
+    ("Чем LoRA отличается от QLoRA?", ("LoRA", "QLoRA")),
+    ("в чём разница между FP16 и BF16", ("FP16", "BF16")),
+    ("what is the difference between DDP and FSDP", ("DDP", "FSDP")),
+    ("DDP vs FSDP?", ("DDP", "FSDP")),
+    ("how does GGUF differ from GGML?", ("GGUF", "GGML")),
+    ("сравни vLLM и TGI", ("vLLM", "TGI")),
+])
+def test_comparison_sides(question: str, sides: tuple[str, str]) -> None:
+    assert comparison_sides(question) == sides
+
+
+@pytest.mark.parametrize("question", ["что такое NVLink?", "What is a KV cache?", "define quantization",
+                                      "NVLink — это что?", "что означает RAG", "tell me about vLLM"])
+def test_definition_questions(question: str) -> None:
+    assert is_definition_question(question)
+
+
+@pytest.mark.parametrize("question", ["how does NVLink connect GPUs?", "what does gradient checkpointing trade off",
+                                      "зачем нужен KV-кэш при генерации?"])
+def test_other_questions_are_not_definitions(question: str) -> None:
+    assert not is_definition_question(question)
+
+
+def test_each_side_resolves_to_its_own_concept() -> None:
+    entries = load_glossary(DATA_DIR)
+    retriever = HybridRetriever(entries, None, None)
+    found = resolve_comparison(retriever, entries, "чем LoRA отличается от QLoRA?")
+    assert found is not None
+    assert found.left[0].concept != found.right[0].concept
+    assert "lora" in found.left[0].concept and "qlora" in found.right[0].concept

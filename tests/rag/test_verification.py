@@ -1,0 +1,71 @@
+"""Claim-level checks on the glossary itself: the model's known wrong answers are rejected, the right
+ones pass. Every case here is a sentence the default 0.5B model wrote, or its correct counterpart."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.glossary import GlossaryEntry, load_glossary
+from rag.verification import SentenceStream, SentenceVerifier, is_yes_no_question
+from tests.conftest import DATA_DIR
+
+ENTRIES = {entry.id: entry for entry in load_glossary(DATA_DIR)}
+
+
+def context(*ids: str) -> list[GlossaryEntry]:
+    return [ENTRIES[i] for i in ids]
+
+
+CASES = [
+    # (context, question, sentence, rejected reason or None)
+    (("000-nvidia-h100",), "сколько памяти у H100?", "H100 имеет 16 ГБ памяти [1].", "unsupported"),
+    (("000-nvidia-h100",), "сколько памяти у H100?", "H100 имеет 16 ГБ памяти HBM3 и поддержку FP8 [1].", "number"),
+    (("000-tensor-parallelism", "000-pipeline-parallelism"), "чем tensor parallel отличается от pipeline parallel",
+     "Tensor Parallelism — распределение слоёв модели по разным GPU [1].", "swapped"),
+    (("000-tensor-parallelism", "000-pipeline-parallelism"), "чем tensor parallel отличается от pipeline parallel",
+     "Tensor Parallelism — разбиение тензоров модели по нескольким GPU внутри одного слоя [1].", None),
+    (("002-ddp", "002-fsdp"), "what is the difference between DDP and FSDP",
+     "DDP is a fully sharded data parallel method [1].", "unsupported"),
+    (("002-ddp", "002-fsdp"), "what is the difference between DDP and FSDP",
+     "DDP runs model replicas in several processes and synchronizes gradients [1].", None),
+    (("002-rental-term",), "можно ли остановить аренду и не платить за оставшуюся неделю?",
+     "Остановка смоделированного размещения приостанавливает оплаченный период [1].", "polarity"),
+    (("002-rental-term",), "можно ли остановить аренду и не платить за оставшуюся неделю?",
+     "Остановка смоделированного размещения не приостанавливает оплаченный период [1].", None),
+    (("000-gradient-checkpointing",), "what does gradient checkpointing trade off",
+     "Gradient checkpointing trades off accuracy and speed [1].", "unsupported"),
+]
+
+
+@pytest.mark.parametrize(("ids", "question", "sentence", "reason"), CASES)
+def test_known_wrong_sentences_are_rejected_and_right_ones_pass(ids: tuple[str, ...], question: str,
+                                                                sentence: str, reason: str | None) -> None:
+    check = SentenceVerifier(context(*ids), question).check(sentence)
+    assert check.rejected == reason, check
+
+
+def test_a_yes_the_cited_text_does_not_state_is_never_shown() -> None:
+    verifier = SentenceVerifier(context("002-rental-term"), "можно ли остановить аренду и не платить?")
+    assert verifier.check("Да, остановка смоделированного размещения не приостанавливает оплаченный период [1].") \
+        .rejected == "yes_no"
+    assert is_yes_no_question("Can I pause billing?") and is_yes_no_question("можно ли не платить?")
+    assert not is_yes_no_question("что такое NVLink?")
+
+
+def test_a_sentence_about_x_supported_only_by_y_is_rejected() -> None:
+    verifier = SentenceVerifier(context("000-tensor-parallelism", "000-pipeline-parallelism"), "?")
+    # the words are the pipeline entry's, the subject is tensor parallelism, the citation points at pipeline
+    check = verifier.check("Tensor Parallelism обрабатывает разные микробатчи одновременно [2].")
+    assert check.rejected in ("subject", "swapped")
+
+
+def test_streaming_releases_only_complete_verified_sentences_renumbered() -> None:
+    stream = SentenceStream(SentenceVerifier(context("000-pipeline-parallelism", "000-tensor-parallelism"), "?"))
+    shown = [stream.feed(part) for part in ("Tensor Parallelism — разбиение тензоров модели по нескольким ",
+                                            "GPU внутри одного слоя [2]. Погода сегодня ", "хорошая [1]. ")]
+    shown.append(stream.flush())
+    text = "".join(shown)
+    assert shown[0] == "" and "разбиение тензоров" in shown[1]  # nothing before the sentence is complete
+    assert "Погода" not in text  # the unsupported sentence never appears
+    assert text.strip().endswith("слоя [1].") and stream.answer.cited == [2]
+    assert [check.rejected for check in stream.answer.rejected] == ["unsupported"]
