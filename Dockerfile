@@ -23,9 +23,11 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY anchorgpu anchorgpu
 COPY bot bot
+COPY app app
 COPY rag rag
-COPY models models
 COPY gpu gpu
+COPY models models
+COPY infra infra
 RUN pip install --no-cache-dir .
 
 FROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu24.04

@@ -8,7 +8,6 @@ explicit @mention — never to the rest of the conversation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from aiogram import Bot
@@ -20,38 +19,9 @@ from magic_filter import MagicFilter
 PRIVATE = ChatType.PRIVATE.value
 
 
-@dataclass(frozen=True)
-class ConversationKey:
-    """Context is kept per chat and per forum topic (the General topic has no thread id)."""
-
-    chat_id: int
-    thread_id: int | None
-
-    def __str__(self) -> str:
-        return f"{self.chat_id}:{self.thread_id or 0}"
-
-
 def thread_of(message: Message) -> int | None:
     """The forum topic to reply in; replies in non-forum groups also carry thread ids, which we ignore."""
     return message.message_thread_id if message.is_topic_message else None
-
-
-def conversation_key(message: Message) -> ConversationKey:
-    return ConversationKey(chat_id=message.chat.id, thread_id=thread_of(message))
-
-
-def parse_command(text: str) -> tuple[str, str | None, str] | None:
-    """``/cmd@bot args`` -> ("cmd", "bot", "args"); None when the text is not a command."""
-    if not text.startswith("/") or len(text) < 2:
-        return None
-    head, _, args = text.partition(" ")
-    if "\n" in head:
-        head, _, rest = head.partition("\n")
-        args = rest + (" " + args if args else "")
-    name, _, mention = head[1:].partition("@")
-    if not name:
-        return None
-    return name.lower(), (mention or None), args.strip()
 
 
 def _strip_mention(text: str, username: str) -> str:
@@ -99,20 +69,6 @@ class AddressedQuestion(BaseFilter):
         if question is None:
             return False
         return {"question": question}
-
-
-class CommandForUs(BaseFilter):
-    """Rejects ``/cmd@otherbot`` in groups even for handlers that do not use aiogram's Command filter."""
-
-    async def __call__(self, message: Message, bot: Bot) -> bool:
-        parsed = parse_command(message.text or "")
-        if parsed is None:
-            return False
-        _, mention, _ = parsed
-        if mention is None:
-            return True
-        me = await bot.me()
-        return mention.lower() == (me.username or "").lower()
 
 
 class Sync(BaseFilter):

@@ -162,7 +162,6 @@ class AnswerStream:
         self._flusher: asyncio.Task[None] | None = None
         self._drafts_work = target.is_private
         self._busy = asyncio.Lock()
-        self.previews_sent = 0
 
     # ---- lifecycle ------------------------------------------------------------------------------
     async def __aenter__(self) -> AnswerStream:
@@ -273,7 +272,6 @@ class AnswerStream:
                 async with self._busy:
                     await self._show(text, draft)
                 self._shown = text
-                self.previews_sent += 1
             except TelegramRetryAfter as exc:
                 metrics.RETRY_AFTER.labels("preview").inc()
                 self.pacer.back_off(self.target.chat_id, exc.retry_after)

@@ -41,10 +41,6 @@ class GPUSpec:
     interconnect: str
     aliases: tuple[str, ...]
 
-    @property
-    def has_nvlink(self) -> bool:
-        return "nvlink" in self.interconnect.lower().split("(")[0] or "infinity" in self.interconnect.lower()
-
 
 class UnknownNameError(ValueError):
     """A name that matches nothing; ``suggestions`` holds the closest known ones, best first."""

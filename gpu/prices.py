@@ -43,9 +43,6 @@ class GPUPrice:
     term_discount_percent: dict[Term, Decimal]
     term_price: dict[Term, Decimal]  # per GPU per term, rounded to minor units
 
-    def term_hourly(self, term: Term) -> Decimal:
-        return self.on_demand * (1 - self.term_discount_percent[term] / 100)
-
 
 @dataclass(frozen=True)
 class PriceList:

@@ -44,7 +44,6 @@ class Ticket:
         self.user = user
         self.tag = tag
         self.number = number
-        self.enqueued_at = time.monotonic()
         self.started_at: float | None = None
         self.cancel = asyncio.Event()
         self._granted = asyncio.Event()

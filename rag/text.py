@@ -88,10 +88,6 @@ def lemma(word: str) -> str:
     return CANONICAL.get(base, base)
 
 
-def lemmas(text: str) -> list[str]:
-    return [lemma(w) for w in words(text)]
-
-
 def content_lemmas(text: str) -> list[str]:
     """Lemmas without stopwords: what BM25 indexes and what the gate measures coverage on."""
     result = []

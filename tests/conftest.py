@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -157,8 +157,3 @@ async def bot_factory(stub: TelegramStub, state_dir: Path, tmp_path: Path) -> As
     yield factory
     for bot in started:
         await bot.stop()
-
-
-@pytest.fixture
-def anyio_backend() -> Iterator[str]:
-    yield "asyncio"

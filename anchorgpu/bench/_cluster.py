@@ -17,7 +17,6 @@ import contextlib
 import importlib
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -247,11 +246,6 @@ async def start_replicas(count: int, *, stub_url: str, workdir: Path, db_url: st
         replica.start()
     await asyncio.gather(*(replica.wait_ready() for replica in replicas[1:]))
     return replicas
-
-
-def copy_index(template: Path, target: Path) -> None:
-    if template.exists() and not target.exists():
-        shutil.copytree(template, target)
 
 
 def private_message(update_id: int, text: str, *, chat_id: int, message_id: int, language_code: str = "en",

@@ -32,7 +32,6 @@ from typing import Any
 
 from anchorgpu.cli._common import print_json
 from infra.settings import RAGSettings, get_settings
-from infra.stats import percentile
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 
@@ -50,10 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
-
-
-def _percentiles(values: list[float]) -> dict[str, float]:
-    return {"p50_ms": round(percentile(values, 50), 2), "p95_ms": round(percentile(values, 95), 2)}
 
 
 def _real_glossary(args: argparse.Namespace) -> tuple[dict[str, Any], Any, Any]:

@@ -184,9 +184,6 @@ class ModelCatalog:
     def suggestions(self, text: str, limit: int = 3) -> list[str]:
         return suggest(text, self._index, limit=limit, cutoff=60.0)
 
-    def spellings(self) -> dict[str, str]:
-        return dict(self._index)
-
 
 def read_model_catalog(path: Path) -> ModelCatalog:
     """Parse ``models.yaml``; the one reader is :class:`gpu.data.GpuData`."""

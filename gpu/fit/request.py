@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpu.catalog import GPUCatalog, GPUSpec, UnknownNameError, normalize_name
+from gpu.catalog import GPUCatalog, GPUSpec, normalize_name
 from gpu.fit.engine import FitRequest
 from gpu.fit.models import ModelCatalog, ModelInputError, ModelSpec, model_from_param_count, parse_param_count
 from gpu.fit.quant import normalize_kv, normalize_quant
@@ -385,7 +385,3 @@ def _quant_suggestions(value: str) -> list[str]:
 
     found = process.extract(normalize_name(value), list(WEIGHT_FORMATS), limit=3)
     return [name for name, score, _ in found if score >= 50]
-
-
-def describe_unknown(exc: UnknownNameError) -> FitInputError:
-    return FitInputError("fit_err_unknown_gpu", exc.suggestions, name=exc.name)

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from aiogram.types import Message
 
-from bot.filters import addressed_question, conversation_key, parse_command, thread_of
+from bot.filters import addressed_question, thread_of
+from rag.conversation import conversation_key
 
 BOT_ID = 7000000001
 USERNAME = "anchorgpu_test_bot"
@@ -65,16 +66,11 @@ def test_text_mention_of_the_bot_counts() -> None:
     assert ask(message("Bot what is NVLink?", entities=entities)) == "Bot what is NVLink?"
 
 
-def test_commands_parse_with_and_without_mentions() -> None:
-    assert parse_command("/ask@anchorgpu_test_bot what is vLLM") == ("ask", "anchorgpu_test_bot", "what is vLLM")
-    assert parse_command("/fit llama 2xH100") == ("fit", None, "llama 2xH100")
-    assert parse_command("/ask\nmultiline question") == ("ask", None, "multiline question")
-    assert parse_command("not a command") is None
-    assert parse_command("/") is None
-
-
 def test_forum_topics_keep_their_thread_and_context() -> None:
     in_topic = message("q", thread_id=77)
     assert thread_of(in_topic) == 77
-    assert str(conversation_key(in_topic)) == "-100:77"
-    assert thread_of(message("q")) is None
+    # the ask router keys the conversation history by chat and topic, as here
+    assert conversation_key(in_topic.chat.id, thread_of(in_topic)) == "-100:77"
+    outside = message("q")
+    assert thread_of(outside) is None
+    assert conversation_key(outside.chat.id, thread_of(outside)) == "-100"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import Engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims
@@ -90,8 +93,44 @@ async def _one_batch_admits_each_update_once(engine: AsyncEngine) -> None:
     assert {await claims.seen(update_id) for update_id in ids} == {"done"}
 
 
-async def test_claims_of_one_loop_turn_share_a_statement(engine: AsyncEngine) -> None:
+async def test_a_copy_redelivered_in_the_same_batch_is_admitted_once(engine: AsyncEngine) -> None:
     await _one_batch_admits_each_update_once(engine)
+
+
+@contextlib.contextmanager
+def statements_on(table: str) -> Iterator[list[str]]:
+    """The verb of every statement sent to any engine (the SQLite fast path's own engines too) naming `table`."""
+    sent: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if table in statement:
+            sent.append(statement.split(None, 1)[0].upper())
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        yield sent
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+
+
+async def test_claims_and_completions_of_one_loop_turn_share_a_statement(sql_engine: AsyncEngine) -> None:
+    await create_schema(sql_engine)
+    claims = SqlUpdateClaims(sql_engine, ttl_s=60)
+    base = uuid.uuid4().int % 2**52
+    ids = [base + n for n in range(5)]  # five updates of one getUpdates batch, handled concurrently
+    try:
+        with statements_on("telegram_updates") as sent:
+            assert await asyncio.gather(*(claims.claim(update_id) for update_id in ids)) == [True] * 5
+        assert sent == ["INSERT"], f"five claims, one multi-row INSERT; sent {sent}"
+        with statements_on("telegram_updates") as sent:
+            await asyncio.gather(*(claims.complete(update_id) for update_id in ids))
+        assert sent == ["UPDATE"], f"five completions, one UPDATE; sent {sent}"
+        with statements_on("telegram_updates") as sent:
+            await claims.heartbeat(ids)
+        assert sent == ["UPDATE"], f"one heartbeat for all; sent {sent}"
+        assert {await claims.seen(update_id) for update_id in ids} == {"done"}
+    finally:
+        await claims.aclose()
 
 
 @pytest.mark.redis

@@ -1,8 +1,8 @@
 """Parsers for the four glossary seed files, each in its own layout.
 
 They return the raw (headword, definition) records exactly as written in the source, whitespace
-normalised. The curated `entries.yaml` is checked against them (every source definition represented
-exactly once), so the parsers are the ground truth of what the sources define.
+normalised. `entries.yaml` is generated from them (every source definition represented exactly once), so
+the parsers are the ground truth of what the sources define.
 """
 
 from __future__ import annotations

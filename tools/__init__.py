@@ -1,0 +1,1 @@
+"""Offline programs for maintainers (run by hand or by `make test`); never imported by the running product."""

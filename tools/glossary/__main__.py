@@ -1,0 +1,58 @@
+"""`python -m tools.glossary [--check]`: regenerate data/glossary/entries.yaml, or check that it is current."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+
+from tools.glossary.curation import ANNOTATIONS, CurationError, build_entries, render
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+GLOSSARY_DIR = REPO_ROOT / "data" / "glossary"
+MAX_DIFF_LINES = 200  # enough to see what changed; a wholesale difference is summarised
+
+
+def difference(current: str, expected: str, name: str) -> list[str]:
+    """A unified diff from the file as it is to the file as generated, at most MAX_DIFF_LINES lines."""
+    lines = list(difflib.unified_diff(current.splitlines(), expected.splitlines(),
+                                      f"{name} (committed)", f"{name} (generated)", lineterm=""))
+    if len(lines) > MAX_DIFF_LINES:
+        lines = [*lines[:MAX_DIFF_LINES], f"... {len(lines) - MAX_DIFF_LINES} more diff lines"]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.glossary", description=__doc__)
+    parser.add_argument("--check", action="store_true",
+                        help="do not write; exit 1 and show the difference if entries.yaml is out of date")
+    parser.add_argument("--glossary-dir", type=Path, default=GLOSSARY_DIR,
+                        help="folder holding sources/ and entries.yaml (default: %(default)s)")
+    parser.add_argument("--annotations", type=Path, default=ANNOTATIONS,
+                        help="the curator's annotations (default: %(default)s)")
+    args = parser.parse_args(argv)
+    target = args.glossary_dir / "entries.yaml"
+    try:
+        entries, notes = build_entries(args.glossary_dir / "sources", args.annotations)
+    except (CurationError, OSError, ValueError) as exc:
+        print(f"glossary: {exc}", file=sys.stderr)
+        return 2
+    text = render(entries, notes)
+    if args.check:
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
+        if current != text:
+            print(f"glossary: {target} is not what the sources and annotations generate "
+                  f"(run `python -m tools.glossary` to regenerate it):", file=sys.stderr)
+            for line in difference(current, text, target.name):
+                print(line, file=sys.stderr)
+            return 1
+        print(f"glossary: {target} is up to date ({len(entries)} entries)")
+        return 0
+    target.write_text(text, encoding="utf-8")
+    print(f"glossary: wrote {len(entries)} entries to {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
