@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from infra.i18n import Lang, t
 from infra.markup import PLAIN, Markup
+from rag.answer import Answer
 from rag.glossary import GlossaryEntry
 
 
@@ -43,3 +44,17 @@ def render_card(entry: GlossaryEntry, lang: Lang, markup: Markup = PLAIN) -> str
     if entry.source:
         lines.append(f"{markup.text(t('source_label', lang))}: {markup.link(entry.source, entry.source)}")
     return "\n\n".join(lines)
+
+
+def render_reply(answer: Answer, markup: Markup = PLAIN) -> str:
+    """A final answer; the glossary's own words (quotes) set apart, so the user sees they are verbatim."""
+    if not answer.quotes:
+        return render_answer(answer.text, answer.sources, answer.lang, markup)
+    numbers = {entry.id: n for n, entry in enumerate(answer.sources, start=1)}
+    parts = [markup.italic(answer.notice or t("answer_verbatim", answer.lang))]
+    for quote in answer.quotes:
+        parts.append(f"{markup.bold(quote.entry.term)} [{numbers[quote.entry.id]}]\n{markup.quote(quote.text)}")
+    sources = render_sources(answer.sources, answer.lang, markup)
+    if sources:
+        parts.append(sources)
+    return "\n\n".join(parts)

@@ -19,7 +19,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import Message
 
 from app.intents import IntentClassifier
-from app.views.answer import render_answer
+from app.views.answer import render_reply
 from app.views.catalog import render_rule_answer, render_spec_answer
 from app.views.prices import render_price_answer
 from bot import metrics
@@ -113,7 +113,7 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
         if final is None:  # the answerer promises a Done; never leave the user with nothing
             await stream.finish(escape(t("answer_empty", lang)))
             return
-        body = render_answer(final.text, final.sources, final.lang, HTML)
+        body = render_reply(final, HTML)
         if final.status == "cancelled" and final.notice and final.notice not in final.text:
             body += f"\n\n<i>{escape(final.notice)}</i>"
         await stream.finish(body)

@@ -42,3 +42,27 @@ def test_ask_json_contract_in_scope_and_out_of_scope(tmp_path: Path) -> None:
 def test_ask_usage_errors_are_friendly(tmp_path: Path) -> None:
     done = run_ask(tmp_path, "   ")
     assert done.returncode == 2 and "empty question" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_answers_a_customer_must_be_able_to_trust(tmp_path: Path) -> None:
+    """The issue's own examples, as a user runs them: rules, catalog facts and comparisons never come from
+    the model (a missing model file proves it)."""
+    absent = tmp_path / "absent.gguf"
+    rule = json.loads(run_ask(tmp_path, "можно ли остановить аренду и не платить за оставшуюся неделю?", "--json",
+                              model=absent).stdout)
+    assert rule["answer"].startswith("Нет.") and rule["model"] == "none"
+    assert "не приостанавливает оплаченный период" in rule["answer"]
+    assert [s["id"] for s in rule["sources"]] == ["002-rental-term"]
+    memory = json.loads(run_ask(tmp_path, "сколько памяти у H100?", "--json", model=absent).stdout)
+    assert "80 ГБ" in memory["answer"] and "16" not in memory["answer"]
+    assert memory["sources"][0]["id"] == "gpu_catalog"
+    for question, sides in (("чем отличается tensor parallel от pipeline parallel", ("tensor", "pipeline")),
+                            ("what is the difference between DDP and FSDP", ("ddp", "fsdp")),
+                            ("чем LoRA отличается от QLoRA", ("lora", "qlora")),
+                            ("в чём разница между FP16 и BF16", ("fp16", "bf16"))):
+        compared = json.loads(run_ask(tmp_path, question, "--json", model=absent).stdout)
+        ids = [s["id"] for s in compared["sources"]]
+        assert len(ids) >= 2 and all(any(side in i for i in ids) for side in sides), (question, ids)
+        assert compared["grounded"] is True and compared["model"] == "none"
+        for source in compared["sources"][:2]:  # each side's own definition, verbatim
+            assert source["definition"] in compared["answer"]
