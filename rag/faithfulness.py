@@ -78,8 +78,8 @@ SAME = "<same>"
 SAME_RE = (r"(?:(?!\b(?:не|нет|ни|без|нельзя|а|но|однако|тогда|отличие|not|no|never|without|cannot|but|"
            r"while|whereas|unlike|instead)\b|n't)[^.!?;])")
 START = "<start>"
-START_RE = (r"(?:^|(?<=[.!?;:]\s)|(?<=\bа\s)|(?<=\bи\s)|(?<=\bно\s)|(?<=\band\s)|(?<=\bbut\s)|"
-            r"(?<=\bwhile\s)|(?<=\bwhereas\s))")
+# Not after "и"/"and": "GGML и GGUF: GGML — библиотека" must not read as "GGUF ... библиотека".
+START_RE = (r"(?:^|(?<=[.!?;:]\s)|(?<=\bа\s)|(?<=\bно\s)|(?<=\bbut\s)|(?<=\bwhile\s)|(?<=\bwhereas\s))")
 YES = frozenset({"да", "yes", "yeah", "yep", "конечно"})
 NO = frozenset({"нет", "no", "нельзя", "nope"})
 
@@ -92,6 +92,17 @@ class FaithfulnessSetError(ValueError):
 
 
 @dataclass(frozen=True)
+class Claim:
+    """One pattern of the set: as written there (for reports) and compiled."""
+
+    text: str
+    regex: re.Pattern[str]
+
+    def found_in(self, folded_answer: str) -> bool:
+        return self.regex.search(folded_answer) is not None
+
+
+@dataclass(frozen=True)
 class FaithfulnessItem:
     id: str
     question: str
@@ -100,8 +111,8 @@ class FaithfulnessItem:
     expect: Expect
     entries: tuple[str, ...]
     catalog: tuple[str, ...]
-    must_state: tuple[tuple[re.Pattern[str], ...], ...]
-    must_not: tuple[re.Pattern[str], ...]
+    must_state: tuple[tuple[Claim, ...], ...]
+    must_not: tuple[Claim, ...]
     yes_no: YesNo | None
     history: tuple[str, ...] = ()
 
@@ -135,11 +146,11 @@ def expand(pattern: str) -> str:
     return pattern.replace("ё", "е").replace("Ё", "Е").replace(SAME, SAME_RE).replace(START, START_RE)
 
 
-def _compile(pattern: Any, where: str) -> re.Pattern[str]:
+def _compile(pattern: Any, where: str) -> Claim:
     if not isinstance(pattern, str) or not pattern.strip():
         raise FaithfulnessSetError(f"{where}: a pattern must be a non-empty string, got {pattern!r}")
     try:
-        return re.compile(expand(pattern), re.IGNORECASE)
+        return Claim(pattern, re.compile(expand(pattern), re.IGNORECASE))
     except re.error as exc:
         raise FaithfulnessSetError(f"{where}: pattern {pattern!r} does not compile: {exc}") from None
 
@@ -328,7 +339,7 @@ def unsupported_sentences(answer_text: str, allowed_texts: Iterable[str]) -> lis
     allowed = _allowed_numbers(allowed_texts)
     text = re.sub(r"\[\d+\]", " ", answer_text)
     text = re.sub(r"(?m)^\s*(\d+[.)]|[-*•])\s+", "", text)  # list markers are not quantities
-    return [sentence.strip() for sentence in _SENTENCE.split(text)
+    return [" ".join(sentence.split()) for sentence in _SENTENCE.split(text)
             if any(not _supported(values, allowed) for _, values in _quantities(sentence))]
 
 
@@ -355,8 +366,8 @@ def score(item: FaithfulnessItem, answer_text: str, sources: Sequence[SourceLike
     ``status``: ``Answer.status``; ``catalog``: the fact table (see the module docstring)."""
     folded = fold(answer_text)
     refused = status in REFUSAL_STATUSES or not folded or bool(REFUSAL_TEXT.search(folded))
-    violations = tuple(p.pattern for p in item.must_not if p.search(folded)) if not refused else ()
-    missing = tuple(group[0].pattern for group in item.must_state if not any(p.search(folded) for p in group))
+    violations = tuple(c.text for c in item.must_not if c.found_in(folded)) if not refused else ()
+    missing = tuple(group[0].text for group in item.must_state if not any(c.found_in(folded) for c in group))
     said = detect_yes_no(answer_text) if not refused else None
     wrong_way = item.yes_no is not None and said is not None and said != item.yes_no
     contradicted = bool(violations) or wrong_way
