@@ -181,11 +181,12 @@ def _item_from(raw: Any, position: int) -> FaithfulnessItem:
         raise FaithfulnessSetError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if expect not in EXPECTS:
         raise FaithfulnessSetError(f"{where}: expect must be answer or refuse, got {expect!r}")
-    yes_no = raw.get("yes_no")
+    raw_yes_no = raw.get("yes_no")
     # YAML 1.1 reads a bare yes/no as a boolean: accept both spellings.
-    yes_no = {True: "yes", False: "no"}.get(yes_no, yes_no) if isinstance(yes_no, bool) else yes_no
-    if yes_no not in (None, "yes", "no"):
-        raise FaithfulnessSetError(f"{where}: yes_no must be yes, no or null, got {yes_no!r}")
+    spelled = ("yes" if raw_yes_no else "no") if isinstance(raw_yes_no, bool) else raw_yes_no
+    if spelled not in (None, "yes", "no"):
+        raise FaithfulnessSetError(f"{where}: yes_no must be yes, no or null, got {raw_yes_no!r}")
+    yes_no: YesNo | None = "yes" if spelled == "yes" else "no" if spelled == "no" else None
     groups_raw = raw.get("must_state") or []
     if not isinstance(groups_raw, list) or not all(isinstance(g, list) and g for g in groups_raw):
         raise FaithfulnessSetError(f"{where}: must_state must be a list of non-empty lists of patterns")
@@ -308,7 +309,7 @@ def _quantities(sentence: str) -> list[tuple[str, set[Decimal]]]:
     found = []
     for match in _NUMBER.finditer(sentence):
         before = sentence[:match.start()]
-        if _GLUED_LETTER.search(before) or before.endswith("-") and _GLUED_LETTER.search(before[:-1]):
+        if _GLUED_LETTER.search(before) or (before.endswith("-") and _GLUED_LETTER.search(before[:-1])):
             continue  # H100, FP16, ZeRO-3, sm_90: part of a name
         token = match.group(1)
         values = _values(token)
@@ -371,10 +372,7 @@ def score(item: FaithfulnessItem, answer_text: str, sources: Sequence[SourceLike
     said = detect_yes_no(answer_text) if not refused else None
     wrong_way = item.yes_no is not None and said is not None and said != item.yes_no
     contradicted = bool(violations) or wrong_way
-    if item.expect == "refuse":
-        answered = refused
-    else:
-        answered = not refused and not missing
+    answered = refused if item.expect == "refuse" else not refused and not missing
     yes_no_correct: bool | None = None
     if item.yes_no is not None:
         yes_no_correct = (said == item.yes_no) if said is not None else (answered and not contradicted)

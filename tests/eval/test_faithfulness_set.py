@@ -275,7 +275,7 @@ def test_yes_no_the_wrong_way_round_is_a_contradiction(eval_set: FaithfulnessSet
 def test_summarise(eval_set: FaithfulnessSet, glossary: list[GlossaryEntry], facts: dict[str, str]) -> None:
     by_id = {i: eval_set.by_id(i) for i, _, _ in KNOWN_FAILURES}
     verdicts: list[Verdict] = []
-    for item_id, bad, good in KNOWN_FAILURES[:4]:
+    for item_id, _bad, good in KNOWN_FAILURES[:4]:
         verdicts.append(score(by_id[item_id], good, sources_of(by_id[item_id], glossary), "answered",
                               catalog=facts))
     for item_id, bad, _ in KNOWN_FAILURES[4:6]:
