@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from app.faithfulness_facts import catalog_facts
 from gpu.data import GpuData
@@ -116,6 +117,27 @@ def test_russian_labels_are_stated_by_the_entries_they_cite(eval_set: Faithfulne
                        sources_of(i, glossary), "answered").answered]
     assert len(checked) >= 50
     assert len(stated) >= 0.95 * len(checked), sorted({i.id for i in checked} - set(stated))
+
+
+REFERENCE_ANSWERS = Path(__file__).with_name("faithfulness_answers.yaml")
+
+
+def test_every_label_can_be_satisfied_by_a_correct_answer(eval_set: FaithfulnessSet,
+                                                          glossary: list[GlossaryEntry],
+                                                          facts: dict[str, str]) -> None:
+    """Items the Russian glossary text cannot vouch for (English, catalog figures, paraphrases) have a
+    hand-written correct answer; each must score correct against its own sources and catalog facts."""
+    answers = yaml.safe_load(REFERENCE_ANSWERS.read_text(encoding="utf-8"))
+    needed = {i.id for i in eval_set.items
+              if i.expect == "answer" and (i.lang == "en" or i.catalog or i.kind == "paraphrase")}
+    assert needed <= set(answers), sorted(needed - set(answers))
+    failing = {}
+    for item_id, answer in answers.items():
+        item = eval_set.by_id(item_id)
+        verdict = score(item, answer, sources_of(item, glossary), "answered", catalog=facts)
+        if not verdict.correct:
+            failing[item_id] = (verdict.missing, verdict.violations, verdict.unsupported_sentences)
+    assert not failing, failing
 
 
 def _write(tmp_path: Path, body: str) -> Path:
