@@ -235,6 +235,44 @@ def test_known_failure_is_flagged_and_its_correct_answer_passes(
     assert right.yes_no_correct is not False
 
 
+# What the shipped small model (qwen2.5-coder-0.5b q4_k_m, through rag.answer.Answerer) really answered on
+# 2026-12-01, with the entries it was given: (item, answer, sources, contradicted, answered).
+RECORDED = [
+    ("ru-rental-stop-week", "Да, можно остановить аренду и не платить за оставшуюся неделю. Цены на GPU и "
+     "выбранные параметры формируют полную смету [1].", ["002-rental-term"], True, False),
+    ("ru-number-h100-memory", "H100 — Datacenter-GPU NVIDIA с поддержкой FP8 и NVLink 4.0 [1].",
+     ["000-nvidia-h100"], False, False),
+    ("ru-comparison-tensor-vs-pipeline", "Тензорный параллелизм отличается от конвейерного в том, что он "
+     "выполняет матричные операции смешанной точности и позволяет модели параллельно вычислять внутри одного "
+     "слоя [1][2].", ["000-tensor-parallelism", "002-tensor-parallelism"], False, False),
+    ("ru-comparison-ddp-vs-fsdp", "DDP (Fully Sharded Data Parallel) отличается от FSDP (Fully Sharded Data "
+     "Parallel) в следующих точках: [1] 1. Функциональность: DDP позволяет модели обучаться в нескольких "
+     "процессах и синхронизировать градиенты, что позволяет улучшить производительность. 2. Память: DDP "
+     "использует память в нескольких процессах, что позволяет улучшить производительность. 3 [2]. "
+     "Координация: DDP использует координаты, что позволяет улучшить производительность.",
+     ["002-fsdp", "000-fsdp"], False, False),
+    ("ru-comparison-lora-vs-qlora", "LoRA — это квантизованная LoRA: fine-tuning поверх 4-битной модели, "
+     "снижающий требования к VRAM до ~8 ГБ [1].", ["000-qlora"], True, False),
+    ("ru-comparison-fp16-vs-bf16", "FP16 и BF16 — разные форматы для ускорения GPU-вычислений, требующие "
+     "loss scaling при обучении [1].", ["000-fp16"], True, False),
+    ("ru-definition-gradient-checkpointing", "Gradient checkpointing — это технология обучения: перевычисление "
+     "активаций при backward pass вместо их хранения в памяти [1].", ["000-gradient-checkpointing"], False,
+     True),
+]
+
+
+@pytest.mark.parametrize(("item_id", "answer", "source_ids", "contradicted", "answered"), RECORDED,
+                         ids=[r[0] for r in RECORDED])
+def test_recorded_small_model_answers(item_id: str, answer: str, source_ids: list[str], contradicted: bool,
+                                      answered: bool, eval_set: FaithfulnessSet,
+                                      glossary: list[GlossaryEntry], facts: dict[str, str]) -> None:
+    item = eval_set.by_id(item_id)
+    sources = [e for e in glossary if e.id in source_ids]
+    verdict = score(item, answer, sources, "answered", catalog=facts)
+    assert (verdict.contradicted, verdict.answered) == (contradicted, answered), verdict
+    assert not verdict.unsupported and verdict.correct == (answered and not contradicted)
+
+
 def test_the_wrong_memory_figure_is_also_an_unsupported_number(eval_set: FaithfulnessSet,
                                                                 glossary: list[GlossaryEntry],
                                                                 facts: dict[str, str]) -> None:
