@@ -3,43 +3,62 @@
 ``rag.evaluation`` measures retrieval (did the right entry come first); this module measures what the
 answer *says*: does it state the facts the glossary/catalog support, does it make a claim the sources
 contradict (the swapped or negated version of a fact), does it put numbers in a sentence that no source
-contains, did it refuse when it should and answer yes/no the right way round.
+contains, did it refuse when it should and answer yes/no the right way round. Pure: no model, no I/O
+beyond reading the set file.
 
-The set (one YAML document, ``items:`` a list)::
+The set (one YAML document, ``items:`` a list; the file's header comment is the full reference)::
 
-    - id: ru-rental-stop-pay           # unique, stable
+    - id: ru-rental-stop-week          # unique, stable: <lang>-<kind>-<topic>
       question: можно ли остановить аренду и не платить за оставшуюся неделю?
       lang: ru                         # ru | en
       kind: rental                     # one of KINDS
-      history: [previous question]     # optional: earlier user turns a follow-up depends on
+      history: ["previous question"]   # optional: earlier user turns a follow-up depends on
       expect: answer                   # answer | refuse
       entries: [002-rental-term]       # glossary entry ids or concept keys that support the answer
-      catalog: [h100-sxm.memory_gb]    # optional facts from gpus.yaml / prices.yaml (see CATALOG REFS)
-      must_state:                      # every group must match; a group = alternative regexes
-        - ['не приостанавлива', 'оплач\\w+ (полностью|целиком)']
-      must_not: ['^\\W*да\\b']          # regexes of claims a correct answer never makes
-      yes_no: no                       # yes | no | null
+      catalog: [term.week]             # optional catalog refs (below)
+      must_state:                      # every group must match; a group = alternative patterns
+        - ['не приостанавлива', 'оплач\\w+ (\\w+ )?(полностью|целиком)']
+      must_not: ['^\\W*да\\b']         # claims a correct answer never makes (swapped / negated facts)
+      yes_no: no                       # yes | no | null (default)
 
-Matching. Answer text and patterns are folded the same way (lower case, ``ё``→``е``, markdown emphasis
-and citation markers ``[1]`` removed, runs of white space collapsed to one space) and every pattern is a
-Python regex searched case-insensitively anywhere in the folded answer (``^`` = start of the answer).
-Patterns guard their own negations with look-behinds (``(?<!не )приостанавлива``); a pattern is a
-heuristic, written from the entry text named in ``entries``.
+Matching. The answer is folded (:func:`fold`: lower case, ``ё``→``е``, markdown emphasis, list markers
+and ``[1]`` citation markers removed, a line break ends a clause, white space collapsed); every pattern is
+a Python regex (``ё``→``е``, macros expanded by :func:`expand`) searched case-insensitively anywhere in it,
+``^`` being the start of the answer. Two macros keep negations out of ``must_not`` patterns:
+``<same>`` is one character of the same clause that does not begin a negation (не, нет, без, not, n't...)
+or a contrast (а, но, в отличие, while, whereas...), so ``'ddp<same>{0,60}объединя'`` matches
+"DDP объединяет память" but not "DDP не объединяет память" nor "FSDP делит, а DDP ... не объединяет";
+``<start>`` is the start of a clause (the answer, after ``. ! ? ; :``, after а/но/but/while/whereas), so
+``'<start>lora<same>{0,60}4-?\\s?бит'`` catches "LoRA — это fine-tuning поверх 4-битной модели" but not
+"QLoRA — это LoRA поверх 4-битной модели". Patterns are heuristics written from the entry text named in
+``entries``; the tests check them against that text, a correct answer for every answerable item and a
+swapped or negated answer for most of them.
 
-Catalog refs. ``<gpu id>`` (every fact of that GPU), ``<gpu id>.<field>`` (``memory_gb``,
-``bandwidth_gb_s``, ...), ``price.<gpu id>.<on_demand|spot>``, ``price.discount.<day|week|month>``,
-``term.<day|week|month>`` (hours). The caller builds the fact table (ref → text with the numbers, e.g.
-``{"h100-sxm.memory_gb": "NVIDIA H100 SXM 80GB memory_gb 80"}``); this module never reads the data files
-(``gpu.data.GpuData`` owns them and ``rag`` does not import ``gpu``).
+Catalog refs. ``<gpu id>`` (every fact of that GPU), ``<gpu id>.<field>`` (``memory_gb``, ``memory_gib``,
+``bandwidth_gb_s``, ``bf16_tflops``, ``fp8_tflops``, ``interconnect``), ``price.<gpu id>.<on_demand|spot>``,
+``price.<gpu id>.<day|week|month>`` (one term's price), ``price.<gpu id>.discount.<day|week|month>``,
+``term.<day|week|month>`` (hours and days). The caller passes the fact table, ref → a text carrying the
+numbers (``app.faithfulness_facts.catalog_facts`` builds it from ``gpu.data.GpuData``, the files' one
+owner; ``rag`` does not import ``gpu``).
+
+Verdict. ``answered``: every must_state group matched and the answer is not a refusal (for a refusal item:
+it refused). ``contradicted``: a must_not matched, or a yes/no item was answered the wrong way round (the
+opening word, :func:`detect_yes_no`). ``refused``: ``status == "out_of_scope"``, an empty answer, or a
+refusal phrase (:data:`REFUSAL_TEXT`); a refusal claims nothing, so it is never contradicted nor
+unsupported. ``yes_no_correct``: the opening word when there is one, otherwise "answered and not
+contradicted". ``correct``: all of it at once.
 
 Unsupported numbers (the simple check). The answer is split into sentences; in each sentence every number
-that is a quantity is looked for in the allowed text: the definitions, terms and aliases of ``sources``,
-the facts of the item's catalog refs, the question and its history. A number is a quantity when it is not
-glued to a letter before it (``H100``, ``FP16``, ``sm_90`` are names) and it is at least 10, has a
-fractional part, or is followed by a unit (``ГБ``, ``GB``, ``%``, ``дней``, ``бит``...); small counts
-("2 подхода") are left alone. A number is supported when its value, or that value times or divided by
-1000 (GB/s ↔ TB/s), occurs in the allowed text; ``3,35`` and ``3 350`` are read both ways (decimal comma
-or thousands separator). A sentence with one unsupported quantity makes the answer ``unsupported``.
+that is a quantity is looked for in the allowed text: the terms, aliases and definitions of ``sources``,
+the facts of the item's own catalog refs, the question and its history. A number is a quantity when it is
+not glued to a letter before it (``H100``, ``FP16``, ``ZeRO-3``, ``sm_90`` are names) and it is at least 10,
+has a fractional part, or is followed by a unit (``ГБ``, ``GB``, ``%``, ``дней``, ``бит``...); small counts
+("2 подхода") and list markers are left alone. A number is supported when its value, or that value times
+or divided by 1000 (GB/s ↔ TB/s), occurs in the allowed text; ``3,35`` and ``3 350`` are read both ways
+(decimal comma or thousands separator). A sentence with one unsupported quantity makes the answer
+``unsupported``. Known limits: a derived figure ("141 − 80 = 61 GB more") counts as unsupported, and a
+number that occurs anywhere in the allowed text supports the sentence even when attached to another fact
+(that case is what ``must_not`` is for).
 """
 
 from __future__ import annotations
