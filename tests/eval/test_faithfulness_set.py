@@ -92,7 +92,7 @@ def test_coverage(eval_set: FaithfulnessSet) -> None:
 
 def test_shape_of_every_item(eval_set: FaithfulnessSet) -> None:
     for item in eval_set.items:
-        assert item.id.startswith(f"{item.lang}-{item.kind}-") or item.kind == "rental", item.id
+        assert item.id.startswith(f"{item.lang}-{item.kind}-"), item.id
         assert (item.kind == "out_of_scope") == (item.expect == "refuse"), item.id
         assert (item.kind == "follow_up") <= bool(item.history), item.id
         assert item.question.strip() and all(h.strip() for h in item.history), item.id
