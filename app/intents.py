@@ -34,6 +34,9 @@ PRICE_QUESTION = re.compile(
     r"|\bcosts?\b[^?.!]{0,40}\b(rent|rental|per\s+hour|an?\s+hour|hourly|per\s+month|per\s+day)\b"
     r"|\b(rent|rental|renting)\b[^?.!]{0,40}\bcosts?\b"
     r"|\bцен[аыуе]?\b|\bцены\b|\bстоимост\w*|сколько\s+(стоит|стоят|будет\s+стоить)|\bпрайс\w*|\bрасценк\w*)")
+# a price question is about renting compute: it names a GPU or rental words ("сколько стоит iPhone" is not)
+RENTAL_WORDS = re.compile(r"(?i)(аренд|арендов|rent|\bgpu|гпу|видеокарт|карт[аыу]\b|инстанс|instance|сервер|server|"
+                          r"\bчас|hour|spot|спот|committed|on-demand|по требованию|прайс|price list|quote|расч[её]т)")
 FIT_QUESTION = re.compile(r"\b(влез\w*|помест\w*|войд[её]т|хватит|fits?|vram)\b", re.IGNORECASE)
 COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(@\w+)?(?:\s+|$)")
 SPEC_FIELDS: dict[SpecField, re.Pattern[str]] = {
@@ -94,7 +97,9 @@ class IntentClassifier:
         """The intent of a question (no command parsing: ``/ask TEXT`` and addressed group messages)."""
         question = question.strip()
         if PRICE_QUESTION.search(question):
-            return Intent("price", question, gpu_ids=tuple(self.rentable_gpus_named(question)))
+            priced = self.rentable_gpus_named(question)
+            if priced or RENTAL_WORDS.search(question):
+                return Intent("price", question, gpu_ids=tuple(priced))
         rules = self.rules.match(question)
         if rules:
             return Intent("rule", question, rules=tuple(rules))
@@ -122,26 +127,38 @@ class IntentClassifier:
     def gpus_named(self, text: str) -> list[GPUSpec]:
         """Every catalog GPU named in free text; a family name ("H100") names each of its variants
         (H100 SXM, H100 PCIe…), since a spec question about it should not pick one silently."""
-        named = self._named(text)
         catalog = self.data.gpus
         found: list[GPUSpec] = []
-        for spec in named:
-            variants = [other for other in catalog.all() if _family(other.name) == _family(spec.name)]
+        for spec, spelling in self._named_with_spelling(text):
+            family = _family(spec.name)
+            if normalize_name(spelling) != family:  # "A100 80GB" names one variant, "A100" all of them
+                if spec not in found:
+                    found.append(spec)
+                continue
+            variants = [other for other in catalog.all() if _family(other.name) == family]
             for variant in sorted(variants, key=lambda other: other.id != spec.id):
                 if variant not in found:
                     found.append(variant)
         return found
 
     def _named(self, text: str) -> list[GPUSpec]:
+        return [spec for spec, _ in self._named_with_spelling(text)]
+
+    def _named_with_spelling(self, text: str) -> list[tuple[GPUSpec, str]]:
+        """GPUs named in the text, each with the words that named it (longest spelling first)."""
         words = re.findall(r"[\w\-]+", text.lower())[:MAX_SCANNED_WORDS]
-        candidates = [f"{a} {b}" for a, b in itertools.pairwise(words)] + words
+        candidates = ([" ".join(t) for t in zip(words, words[1:], words[2:], strict=False)]
+                      + [f"{a} {b}" for a, b in itertools.pairwise(words)] + words)
         catalog = self.data.gpus
-        found: list[GPUSpec] = []
+        found: dict[str, tuple[GPUSpec, str]] = {}
+        covered: list[str] = []
         for candidate in candidates:
             spec = catalog.find(candidate)
-            if spec is not None and spec not in found:
-                found.append(spec)
-        return found
+            if spec is None or spec.id in found or any(candidate in longer for longer in covered):
+                continue
+            found[spec.id] = (spec, candidate)
+            covered.append(candidate)
+        return list(found.values())
 
 
 _NOT_FAMILY = re.compile(r"^(nvidia|amd|geforce|instinct|sxm\d?|pcie|nvl|\d+\s*gb)$")

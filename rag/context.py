@@ -51,6 +51,8 @@ _COMPARISONS = (
     re.compile(r"(?i)^(?P<x>[^?]+?)\s+(?:или|or)\s+(?P<y>[^?,]+?)\s*[?,:]"),
 )
 _SIDE_FILLER = re.compile(r"(?i)^(the|a|an)\s+|\s+(в\s+ч[её]м\s+разница|difference|разница)$")
+# where a side's name ends: a clause ("…, обоим нужен loss scaling?", "… - do both need…") or a circumstance
+_SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s).*$")
 
 QuestionKind = Literal["definition", "comparison", "other"]
 
@@ -84,8 +86,8 @@ def comparison_sides(question: str) -> tuple[str, str] | None:
     for pattern in _COMPARISONS:
         match = pattern.search(text)
         if match:
-            left = _SIDE_FILLER.sub("", match.group("x").strip(" ,.:;«»\"'")).strip()
-            right = _SIDE_FILLER.sub("", match.group("y").strip(" ,.:;«»\"'")).strip()
+            left = _SIDE_FILLER.sub("", _SIDE_END.sub("", match.group("x")).strip(" ,.:;«»\"'")).strip()
+            right = _SIDE_FILLER.sub("", _SIDE_END.sub("", match.group("y")).strip(" ,.:;«»\"'")).strip()
             if left and right and left.lower() != right.lower() and len(left) <= 60 and len(right) <= 60:
                 return left, right
     return None

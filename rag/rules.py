@@ -23,8 +23,14 @@ from rag.glossary import GlossaryEntry
 
 RULES_FILE = Path("glossary") / "rules.yaml"
 Verdict = Literal["yes", "no"]
-_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3})(?![\w.,]\d)")
-_UNIT_WORDS = {"week": re.compile(r"(недел|\bweek)", re.I), "month": re.compile(r"(месяц|\bmonth)", re.I)}
+_ALTERNATIVES = re.compile(r"(?i)(,|\s)\s*(или|либо|or)\s+[^?]{2,}\?")
+# "месяц — это 31 день", "is a week 8 days": a count of days stated right next to the unit it claims for
+_STATED_DAYS = {
+    "week": re.compile(r"(?i)(недел\w*|\bweek)\W{0,3}(\w+\W+){0,3}?(?P<n>\d{1,3})\s*-?(дн|день|сут|days?)|"
+                       r"(?P<m>\d{1,3})\s*-?(дн\w*|день|сут\w*|days?)\W{0,3}(\w+\W+){0,2}?(недел|week)"),
+    "month": re.compile(r"(?i)(месяц\w*|\bmonth)\W{0,3}(\w+\W+){0,3}?(?P<n>\d{1,3})\s*-?(дн|день|сут|days?)|"
+                        r"(?P<m>\d{1,3})\s*-?(дн\w*|день|сут\w*|days?)\W{0,3}(\w+\W+){0,2}?(месяц|month)"),
+}
 
 
 class RulesError(ValueError):
@@ -41,11 +47,14 @@ class Rule:
     answer_no: tuple[re.Pattern[str], ...]
     answer_yes: tuple[re.Pattern[str], ...]
     numbers: dict[str, int]
+    derived: dict[str, str]  # lang -> what follows from the rule by the price list, or {}
 
     def is_about(self, question: str) -> bool:
         return all(pattern.search(question) for pattern in self.about)
 
     def verdict(self, question: str) -> Verdict | None:
+        if _ALTERNATIVES.search(question):  # "календарный месяц или ровно 30 дней?" is not a yes/no question
+            return None
         by_number = self._number_verdict(question)
         if by_number is not None:
             return by_number
@@ -56,14 +65,14 @@ class Rule:
         return "no" if no else "yes"
 
     def _number_verdict(self, question: str) -> Verdict | None:
-        """"Is a month 31 days?": a number stated next to a unit the rule fixes is right or wrong."""
-        stated = [int(n) for n in _NUMBER.findall(question)]
-        if not stated or not self.numbers:
-            return None
-        checked = [(unit, value) for unit, value in self.numbers.items() if _UNIT_WORDS[unit].search(question)]
-        if len(checked) != 1:
-            return None
-        return "yes" if checked[0][1] in stated else "no"
+        """"Is a month 31 days?": a count of days stated for a unit the rule fixes is right or wrong
+        ("10 дней после начала месячного срока" states nothing about the month)."""
+        verdicts = set()
+        for unit, value in self.numbers.items():
+            for match in _STATED_DAYS[unit].finditer(question):
+                stated = int(match.group("n") or match.group("m"))
+                verdicts.add("yes" if stated == value else "no")
+        return verdicts.pop() if len(verdicts) == 1 else None  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -95,15 +104,19 @@ def read_rules(path: Path) -> list[Rule]:
             raise RulesError(f"{path}: every rule needs id, entry, quote and en")
         where = f"{path.name}: rule {row['id']}"
         numbers = row.get("numbers") or {}
-        if not isinstance(numbers, dict) or not set(numbers) <= set(_UNIT_WORDS):
-            raise RulesError(f"{where}: numbers may only fix {', '.join(_UNIT_WORDS)}")
+        if not isinstance(numbers, dict) or not set(numbers) <= set(_STATED_DAYS):
+            raise RulesError(f"{where}: numbers may only fix {', '.join(_STATED_DAYS)}")
+        derived = row.get("derived") or {}
+        if not isinstance(derived, dict) or (derived and set(derived) != {"ru", "en"}):
+            raise RulesError(f"{where}: derived needs both ru and en")
         about = _patterns(row.get("about"), f"{where}.about")
         if not about:
             raise RulesError(f"{where}: 'about' must say what a question about the rule looks like")
         rules.append(Rule(id=row["id"], entry_id=row["entry"], quote=row["quote"].strip(), en=row["en"].strip(),
                           about=about, answer_no=_patterns(row.get("answer_no"), f"{where}.answer_no"),
                           answer_yes=_patterns(row.get("answer_yes"), f"{where}.answer_yes"),
-                          numbers={str(k): int(v) for k, v in numbers.items()}))
+                          numbers={str(k): int(v) for k, v in numbers.items()},
+                          derived={str(k): str(v) for k, v in derived.items()}))
     return rules
 
 

@@ -29,8 +29,8 @@ from typing import Any
 from anchorgpu.cli._common import print_json
 from infra.settings import get_settings
 
-FIXED_QUESTION = "что такое PagedAttention?"
-PREFIX_QUESTION = "что такое NVLink?"
+FIXED_QUESTION = "как PagedAttention уменьшает фрагментацию памяти?"
+PREFIX_QUESTION = "как NVLink соединяет GPU?"
 
 
 def register(sub: argparse._SubParsersAction) -> None:

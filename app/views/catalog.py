@@ -43,11 +43,18 @@ def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> st
     parts = []
     if len(verdicts) == 1:
         parts.append(markup.bold(t(f"rule_{verdicts.pop()}", lang)))
+    quoted: set[str] = set()
     for answer in intent.rules:
+        if answer.entry.id in quoted:  # two rules of one entry: the entry is quoted once
+            continue
+        quoted.add(answer.entry.id)
         parts.append(markup.text(t("rule_intro", lang, term=answer.entry.term)))
-        parts.append(markup.quote(answer.rule.quote))
+        parts.append(markup.quote(" ".join(answer.entry.definition.split())))
         if lang == "en":
             parts.append(markup.text(t("rule_in_english", lang, text=answer.rule.en)))
+    for answer in intent.rules:
+        if answer.rule.derived:
+            parts.append(markup.text(answer.rule.derived[lang]))
     sources = dict.fromkeys(f"{answer.entry.term} — {answer.entry.source}" for answer in intent.rules)
     parts.append(markup.italic(t("rule_source", lang, sources="; ".join(sources))))
     return "\n".join(parts)
