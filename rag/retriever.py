@@ -52,9 +52,11 @@ DEFAULT_WEIGHTS = DEFAULT_PROFILE.weights
 
 
 def profile_for(embedder: Embedder | None) -> Profile:
-    """An embedder's calibrated profile; a family never calibrated gets the MiniLM one (re-run the bench)."""
+    """An embedder's calibrated profile. A family never calibrated gets the MiniLM one (re-run the bench),
+    and so does a retriever without an embedder: MiniLM's gate leans on names and BM25 (it does not count
+    for Russian), e5's lexical threshold is higher because its dense side catches what BM25 misses."""
     if embedder is None:
-        return DEFAULT_PROFILE
+        return PROFILES["minilm"]
     return PROFILES.get(embedder.family, PROFILES["minilm"])
 
 
