@@ -79,6 +79,11 @@ def test_a_missing_sentence_transformers_model_is_a_clear_error() -> None:
         get_embedder("no-such-embedder-xyz")
 
 
+def test_a_bad_device_is_a_clear_error() -> None:
+    with pytest.raises(EmbedderError, match=r"on 'no-such-device'.*RAG_EMBEDDING_DEVICE"):
+        get_embedder(MINILM, device="no-such-device")
+
+
 PROBE = """
 import json, sys, time
 started = time.perf_counter()
