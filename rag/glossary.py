@@ -76,7 +76,8 @@ def glossary_file(data_dir: Path) -> DataFile[list[GlossaryEntry]]:
 
 def read_glossary(path: Path) -> list[GlossaryEntry]:
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # the C loader when PyYAML has it: the same safe subset, ~5x faster on this 300 KB file (startup)
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except FileNotFoundError:
         raise GlossaryError(f"glossary file not found: {path}") from None
     except yaml.YAMLError as exc:

