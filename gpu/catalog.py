@@ -135,6 +135,10 @@ class GPUCatalog:
     def suggestions(self, text: str, limit: int = 3) -> list[str]:
         return suggest(text, self._choices, limit=limit)
 
+    def spellings(self) -> dict[str, str]:
+        """Normalized spelling -> id, for every name and alias."""
+        return dict(self._index)
+
 
 def _optional_float(value: Any) -> float | None:
     return None if value is None else float(value)

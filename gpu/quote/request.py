@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gpu.catalog import GPUCatalog, UnknownNameError
+from gpu.request_words import UNIT_WORDS, count_value
 from gpu.quote.duration import Duration, DurationError, extract_duration, parse_duration, tokenize
 
 
@@ -73,8 +74,8 @@ _PRICING_STEMS: tuple[tuple[str, Pricing], ...] = (
     ("прерываем", Pricing.SPOT), ("фиксированн", Pricing.COMMITTED), ("зарезервир", Pricing.COMMITTED),
     ("резервирован", Pricing.COMMITTED), ("срочн", Pricing.COMMITTED),
 )
-_COUNT_WORDS = frozenset({"gpu", "gpus", "гпу", "card", "cards", "карт", "карты", "карта", "картах",
-                          "видеокарт", "видеокарты", "видеокарта", "шт", "штук", "штуки", "x", "х", "×"})
+# pieces/cards/GPUs after a count: the grammar /fit shares (gpu.request_words)
+_COUNT_WORDS = UNIT_WORDS
 _FILLER = frozenset({"for", "на", "по", "quote", "price", "rent", "please", "аренда", "арендовать",
                      "пожалуйста", "сколько", "стоит", "требованию", "demand", "on", "of", "and", "и", ","})
 _COUNT_PREFIX = re.compile(r"^[x×х*](\d{1,4})$")
@@ -115,6 +116,9 @@ def parse_quote_text(text: str, catalog: GPUCatalog,
     body, key = split_key(text)
     tokens = tokenize(body.replace("по требованию", "on-demand").replace("по-требованию", "on-demand"))
     duration, rest = extract_duration(tokens)
+    # "четыре h100", "две 4090": a numeral left over once the duration is out is the GPU count
+    rest = [str(number) if not token.isdecimal() and (number := count_value(token)) is not None else token
+            for token in rest]
     pricing: Pricing | None = None
     count: int | None = None
     name_tokens: list[str] = []
