@@ -171,6 +171,9 @@ def weight_bytes(model: ModelSpec, fmt: WeightFormat) -> float:
         # llama.cpp keeps the output matrix (the embedding when tied) as Q6_K for these types.
         head = model.vocab * model.hidden
         return params * fmt.bits / 8 + head * max(Q6_K_BPW - fmt.bits, 0) / 8
+    if fmt.kind == "experts_only" and model.experts:
+        experts = min(model.routed_expert_params, params)
+        return experts * fmt.bits / 8 + (params - experts) * 2
     # group-quantized and bitsandbytes formats quantize the blocks' linear layers only.
     wide = model.embedding_params + model.head_params
     return model.linear_params * fmt.bits / 8 + wide * 2
