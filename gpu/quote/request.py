@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gpu.catalog import GPUCatalog, UnknownNameError
-from gpu.request_words import UNIT_WORDS, count_value
 from gpu.quote.duration import Duration, DurationError, extract_duration, parse_duration, tokenize
+from gpu.request_words import UNIT_WORDS, count_value
 
 
 class Pricing(Enum):

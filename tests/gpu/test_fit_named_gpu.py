@@ -46,7 +46,8 @@ def test_done_when_llama70b_on_four_h200() -> None:
     assert not any("Ignored" in note for note in payload["notes"])
 
 
-@pytest.mark.parametrize(("text", "gpu"), [("whisper large-v3 на t4", "t4"), ("qwen2.5-7b on a rtx 3060", "rtx-3060-12gb"),
+@pytest.mark.parametrize(("text", "gpu"), [("whisper large-v3 на t4", "t4"),
+                                           ("qwen2.5-7b on a rtx 3060", "rtx-3060-12gb"),
                                            ("llama-3.1-8b на v100", "v100-16gb")])
 def test_answers_about_the_gpu_named(service: FitService, text: str, gpu: str) -> None:
     result = service.fit(text)

@@ -44,7 +44,7 @@ def test_quote_reads_every_form(catalog: GPUCatalog, words: str, gpu: str, count
 
 
 def test_mention_spans_and_no_false_counts(catalog: GPUCatalog) -> None:
-    tokens = "mixtral 8x7b q4 на одной 3090".split()
+    tokens = ["mixtral", "8x7b", "q4", "на", "одной", "3090"]
     assert [read_gpu(tokens, i, catalog.find) for i in range(3)] == [None, None, None]  # 8x7b is no count
     mention = read_gpu(tokens, 4, catalog.find)
     assert mention is not None and (mention.gpu.id, mention.count, mention.end) == ("rtx-3090", 1, 6)
