@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpu.catalog import GPUCatalog, load_gpu_catalog
+from gpu.data import GpuData
 from gpu.fit.quant import WEIGHT_FORMATS, normalize_quant
 from gpu.fit.service import FitService
 from gpu.quote.request import parse_quote_text
@@ -68,3 +69,17 @@ def test_unknown_words_get_did_you_mean(service: FitService) -> None:
 def test_quant_aliases(alias: str, fmt: str) -> None:
     assert normalize_quant(alias) == fmt
     assert fmt in WEIGHT_FORMATS
+
+
+def test_quote_offers_rented_gpus_first(catalog: GPUCatalog) -> None:
+    from gpu.quote.request import QuoteInputError
+
+    rentable = list(GpuData(DATA_DIR).prices.rentable_ids())
+    with pytest.raises(QuoteInputError) as info:
+        parse_quote_text("h1000 x2 3 days", catalog, rentable=rentable)
+    offered = info.value.suggestions
+    assert offered[0] == "h100-sxm" and "h100-nvl" in offered  # the one we only describe comes last
+    assert offered.index("h100-nvl") > max(offered.index(g) for g in offered if g in rentable)
+    with pytest.raises(QuoteInputError) as info:
+        parse_quote_text("x2 3 days", catalog, rentable=rentable)
+    assert info.value.suggestions == rentable
