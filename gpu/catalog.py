@@ -46,6 +46,7 @@ class GPUSpec:
     fp16_tflops: float | None = None
     tdp_w: int | None = None
     source: str = ""
+    devices_per_card: int = 1  # MI250X: two GCDs, each its own device to a framework
 
     @property
     def supports_fp16(self) -> bool:
@@ -161,6 +162,7 @@ def _spec_from_yaml(row: dict[str, Any]) -> GPUSpec:
         fp16_tflops=_optional_float(row.get("fp16_tflops", row.get("bf16_tflops"))),
         tdp_w=int(row["tdp_w"]) if row.get("tdp_w") is not None else None,
         source=str(row.get("source") or ""),
+        devices_per_card=int(row.get("devices_per_card") or 1),
     )
 
 

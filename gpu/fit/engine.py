@@ -628,6 +628,10 @@ class FitEngine:
             sizes = nearest_tp_sizes(model, req.gpu_count)
             notes.append(Phrase.of("fit_note_tp_heads", count=req.gpu_count, heads=model.heads,
                                    kv_heads=model.kv_heads, sizes=", ".join(map(str, sizes)) or "1"))
+        if result.gpu.devices_per_card > 1:
+            notes.append(Phrase.of("fit_note_multi_device", gpu=result.gpu.name,
+                                   devices=result.gpu.devices_per_card,
+                                   memory=f"{result.gpu.memory_gb / result.gpu.devices_per_card:g}"))
         if req.quant == "bf16" and model.kind == "llm" and not result.gpu.supports_bf16:
             notes.append(Phrase.of("fit_note_no_bf16", gpu=result.gpu.name))
         if result.min_gpus is None and result.gpu_was_given:

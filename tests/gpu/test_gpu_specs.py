@@ -79,3 +79,12 @@ def test_one_spelling_names_one_gpu(tmp_path: Path) -> None:
                                         + row.format(id="x2", name="X Two", alias="x"), encoding="utf-8")
     with pytest.raises(ValueError, match="names both x1 and x2"):
         load_gpu_catalog(tmp_path)
+
+
+def test_two_die_card_is_said_so() -> None:
+    from tests.conftest import fit_service, notes_en
+
+    catalog = load_gpu_catalog(DATA_DIR)
+    assert catalog.get("mi250x").devices_per_card == 2 and catalog.get("mi300x").devices_per_card == 1
+    notes = notes_en(fit_service().fit("llama-3.1-70b q4 mi250x"))
+    assert any("2 devices of 64 GB" in note for note in notes)
