@@ -26,7 +26,7 @@ from gpu.fit.service import FitService
 from rag.rules import RuleAnswer, RuleBook
 
 IntentKind = Literal["command", "price", "rule", "fit", "gpu_spec", "glossary"]
-SpecField = Literal["memory", "bandwidth", "interconnect", "compute"]
+SpecField = Literal["memory", "bandwidth", "interconnect", "compute", "architecture", "power"]
 
 PRICE_QUESTION = re.compile(
     r"(?i)(\bprice[sd]?\b|\bpricing\b|\$|\busd\b|\bdollars?\b|\bруб\w*|₽|\bдоллар\w*"
@@ -44,7 +44,11 @@ SPEC_FIELDS: dict[SpecField, re.Pattern[str]] = {
     "bandwidth": re.compile(r"(?i)(пропускн|bandwidth|скорост\w*\s+памят|memory\s+speed|тб/с|tb/s|гб/с|gb/s)"),
     "interconnect": re.compile(r"(?i)(nvlink|interconnect|связ[ьи]|шин[аыу]|infinity\s+fabric|соединен|между\s+карт)"),
     "compute": re.compile(r"(?i)(tflops|терафлоп|флопс|flops|производительн|\bfp8\b|\bbf16\b|\bfp16\b|compute|"
-                          r"performance|мощн)"),
+                          r"performance|вычислительн\w*\s+мощн)"),
+    "architecture": re.compile(r"(?i)(архитектур|поколени|architecture|generation|\bhopper\b|\bampere\b|"
+                               r"\bblackwell\b|\bada\b|\bcdna)"),
+    "power": re.compile(r"(?i)(\btdp\b|энергопотреб|потребля\w*|потреблени|мощност\w*\s+(в\s+)?ватт|\bватт|"
+                        r"\bwatts?\b|power\s+(draw|consumption)|\bpower\b)"),
 }
 MAX_SCANNED_WORDS = 60
 
@@ -63,7 +67,7 @@ def spec_fields_asked(question: str) -> tuple[SpecField, ...]:
     """What a spec question asks; "memory bandwidth" asks for the bandwidth, not also the memory size."""
     asked: list[SpecField] = []
     rest = question
-    fields: tuple[SpecField, ...] = ("bandwidth", "interconnect", "compute", "memory")
+    fields: tuple[SpecField, ...] = ("bandwidth", "interconnect", "compute", "architecture", "power", "memory")
     for name in fields:
         pattern = SPEC_FIELDS[name]
         if pattern.search(rest):

@@ -36,10 +36,33 @@ class GPUSpec:
     memory_gb: float
     memory_gib: float
     bandwidth_gb_s: float
-    bf16_tflops: float
-    fp8_tflops: float | None
+    bf16_tflops: float | None  # None: no BF16 tensor path (T4, V100)
+    fp8_tflops: float | None  # None: no FP8 tensor path
     interconnect: str
     aliases: tuple[str, ...]
+    # spec-catalog fields (the glossary answers "how much memory does the H100 have" from these)
+    architecture: str = ""
+    memory_type: str = ""
+    fp16_tflops: float | None = None
+    tdp_w: int | None = None
+    source: str = ""
+    devices_per_card: int = 1  # MI250X: two GCDs, each its own device to a framework
+
+    @property
+    def has_nvlink(self) -> bool:
+        return "nvlink" in self.interconnect.lower().split("(")[0] or "infinity" in self.interconnect.lower()
+
+    @property
+    def supports_fp16(self) -> bool:
+        return True  # every catalog GPU has FP16 tensor (or matrix) cores
+
+    @property
+    def supports_bf16(self) -> bool:
+        return self.bf16_tflops is not None
+
+    @property
+    def supports_fp8(self) -> bool:
+        return self.fp8_tflops is not None
 
 
 class UnknownNameError(ValueError):
@@ -113,9 +136,16 @@ class GPUCatalog:
     def suggestions(self, text: str, limit: int = 3) -> list[str]:
         return suggest(text, self._choices, limit=limit)
 
+    def spellings(self) -> dict[str, str]:
+        """Normalized spelling -> id, for every name and alias."""
+        return dict(self._index)
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
 
 def _spec_from_yaml(row: dict[str, Any]) -> GPUSpec:
-    fp8 = row.get("fp8_tflops")
     return GPUSpec(
         id=str(row["id"]),
         name=str(row["name"]),
@@ -123,10 +153,16 @@ def _spec_from_yaml(row: dict[str, Any]) -> GPUSpec:
         memory_gb=float(row["memory_gb"]),
         memory_gib=float(row["memory_gib"]),
         bandwidth_gb_s=float(row["bandwidth_gb_s"]),
-        bf16_tflops=float(row["bf16_tflops"]),
-        fp8_tflops=None if fp8 is None else float(fp8),
+        bf16_tflops=_optional_float(row.get("bf16_tflops")),
+        fp8_tflops=_optional_float(row.get("fp8_tflops")),
         interconnect=str(row["interconnect"]),
         aliases=tuple(str(alias) for alias in row.get("aliases") or ()),
+        architecture=str(row.get("architecture") or ""),
+        memory_type=str(row.get("memory_type") or ""),
+        fp16_tflops=_optional_float(row.get("fp16_tflops", row.get("bf16_tflops"))),
+        tdp_w=int(row["tdp_w"]) if row.get("tdp_w") is not None else None,
+        source=str(row.get("source") or ""),
+        devices_per_card=int(row.get("devices_per_card") or 1),
     )
 
 
@@ -138,6 +174,12 @@ def read_gpu_catalog(path: Path) -> GPUCatalog:
     ids = [spec.id for spec in specs]
     if len(ids) != len(set(ids)):
         raise ValueError(f"{path}: duplicate GPU ids")
+    owners: dict[str, str] = {}
+    for spec in specs:  # one spelling, one GPU: "l40" must not silently mean the L40S
+        for spelling in {normalize_name(s) for s in (spec.id, spec.name, *spec.aliases)}:
+            other = owners.setdefault(spelling, spec.id)
+            if other != spec.id:
+                raise ValueError(f"{path}: '{spelling}' names both {other} and {spec.id}")
     return GPUCatalog(specs)
 
 

@@ -25,6 +25,8 @@ def render_spec_answer(intent: Intent, data: GpuData, lang: Lang, markup: Markup
         for field in intent.spec_fields:
             if field == "memory":
                 facts.append(t("spec_memory", lang, gb=_number(spec.memory_gb, lang), gib=f"{spec.memory_gib:g}"))
+                if spec.memory_type:
+                    facts[-1] += f" {spec.memory_type}"
             elif field == "bandwidth":
                 facts.append(t("spec_bandwidth", lang, gb_s=_number(spec.bandwidth_gb_s, lang)))
             elif field == "interconnect":
@@ -32,8 +34,19 @@ def render_spec_answer(intent: Intent, data: GpuData, lang: Lang, markup: Markup
             elif field == "compute":
                 fp8 = (t("spec_fp8", lang, tflops=_number(spec.fp8_tflops, lang)) if spec.fp8_tflops
                        else t("spec_no_fp8", lang))
-                facts.append(t("spec_compute", lang, tflops=_number(spec.bf16_tflops, lang), fp8=fp8))
-        lines.append(f"{markup.bold(spec.name)}: " + markup.text("; ".join(facts)))
+                bf16 = (t("spec_bf16", lang, tflops=_number(spec.bf16_tflops, lang)) if spec.bf16_tflops
+                        else t("spec_no_bf16", lang))
+                facts.append(f"{bf16}, {fp8}")
+            elif field == "architecture" and spec.architecture:
+                facts.append(t("spec_architecture", lang, architecture=spec.architecture))
+            elif field == "power" and spec.tdp_w:
+                facts.append(t("spec_power", lang, watts=spec.tdp_w))
+        if not facts:
+            facts.append(t("spec_unknown", lang))
+        line = f"{markup.bold(spec.name)}: " + markup.text("; ".join(facts))
+        if spec.source:
+            line += " " + markup.text(t("spec_row_source", lang, source=spec.source))
+        lines.append(line)
     lines.append(markup.italic(t("spec_source", lang)))
     return "\n".join(lines)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu.fit.engine import GIB, FitResult
+from gpu.fit.engine import GIB, FitResult, Suggestion
 from gpu.fit.quant import WEIGHT_FORMATS
 from gpu.fit.request import FitInputError
 from gpu.fit.service import FitService
@@ -54,7 +54,38 @@ def result_json(result: FitResult, lang: Lang = "en") -> dict[str, Any]:
              "hourly_price": str(o.hourly_price) if o.hourly_price is not None else None}
             for o in result.cheapest
         ],
+        "rentable": result.rentable,
+        "gpu_name": result.gpu.name,
+        "suggestions": [_suggestion_json(s) for s in result.suggestions],
+        "suggestion_lines": [_suggestion_line(result, s, lang) for s in result.suggestions],
     }
+
+
+def _suggestion_json(suggestion: Suggestion) -> dict[str, Any]:
+    row: dict[str, Any] = {"kind": suggestion.kind, "value": suggestion.value, "fits": suggestion.fits,
+                           "per_gpu_gib": round(suggestion.per_gpu_gib, 2)}
+    if suggestion.kind == "offload":
+        row["layers"] = suggestion.layers
+        row["quant"] = suggestion.quant
+    return row
+
+
+def _suggestion_line(result: FitResult, suggestion: Suggestion, lang: Lang) -> str:
+    per_gpu = f"{suggestion.per_gpu_gib:.2f}"
+    if suggestion.kind == "quant":
+        label = WEIGHT_FORMATS[str(suggestion.value)].label
+        key = "fit_suggest_quant" if suggestion.fits else "fit_suggest_quant_none"
+        return t(key, lang, quant=label, per_gpu=per_gpu)
+    if suggestion.kind == "context":
+        return t("fit_suggest_context", lang, tokens=f"{int(suggestion.value):,}", per_gpu=per_gpu)
+    if suggestion.kind == "kv_dtype":
+        return t("fit_suggest_kv", lang, kv=suggestion.value, per_gpu=per_gpu)
+    if suggestion.kind == "gpus":
+        return t("fit_suggest_gpus", lang, count=suggestion.value, gpu=result.gpu.name, per_gpu=per_gpu)
+    label = WEIGHT_FORMATS[suggestion.quant or "q4_k_m"].label.removeprefix("GGUF ")
+    if not suggestion.fits:
+        return t("fit_suggest_offload_none", lang, quant=label)
+    return t("fit_suggest_offload", lang, quant=label, layers=suggestion.value, total_layers=suggestion.layers)
 
 
 def render(result: FitResult, lang: Lang = "en", markup: Markup = PLAIN, currency: str = "USD") -> str:
@@ -84,8 +115,11 @@ def render(result: FitResult, lang: Lang = "en", markup: Markup = PLAIN, currenc
         lines.append(text(t("fit_max_batch", lang, count=result.max_batch)))
     if result.decode_tokens_per_s:
         lines.append(text(t("fit_decode", lang, tps=f"{result.decode_tokens_per_s:,.0f}")))
+    if result.suggestions:
+        lines.append(bold(t("fit_suggestions", lang, gpu=result.gpu.name)))
+        lines.extend(text(f"  {_suggestion_line(result, s, lang)}") for s in result.suggestions)
     if result.cheapest:
-        lines.append(bold(t("fit_cheapest", lang)))
+        lines.append(bold(t("fit_cheapest" if result.rentable else "fit_cheapest_rentable", lang)))
         for option in result.cheapest:
             price = ""
             if option.hourly_price is not None:

@@ -14,7 +14,8 @@ from infra.markup import PLAIN, Markup
 def render_gpus(data: GpuData, lang: Lang, markup: Markup = PLAIN) -> str:
     prices = data.prices.current()
     lines = [markup.bold(t("gpus_title", lang)), ""]
-    for spec in data.gpus.all():
+    # the rental list: GPUs the catalog only describes (a user's own RTX 3090) are for /fit, not here
+    for spec in (data.gpus.get(gpu_id) for gpu_id in data.prices.rentable_ids()):
         line = (f"• {markup.bold(spec.name)} ({markup.code(spec.id)}) — "
                 + markup.text(f"{spec.memory_gb:g} GB, {spec.bandwidth_gb_s:g} GB/s, {spec.interconnect}"))
         price = prices.price_for(spec.id)
@@ -36,6 +37,12 @@ def gpus_document(data: GpuData) -> dict[str, Any]:
         row: dict[str, Any] = {
             "id": spec.id, "name": spec.name, "vendor": spec.vendor, "memory_gb": spec.memory_gb,
             "available": price is not None, "on_demand_hourly": None, "spot_hourly": None, "terms": None,
+            # the spec catalog (data/gpus.yaml), for GPUs rented here or not
+            "architecture": spec.architecture, "memory_type": spec.memory_type, "memory_gib": spec.memory_gib,
+            "bandwidth_gb_s": spec.bandwidth_gb_s, "fp16_tflops": spec.fp16_tflops,
+            "bf16_tflops": spec.bf16_tflops, "fp8_tflops": spec.fp8_tflops, "supports_bf16": spec.supports_bf16,
+            "supports_fp8": spec.supports_fp8, "interconnect": spec.interconnect, "tdp_w": spec.tdp_w,
+            "source": spec.source,
         }
         if price is not None:
             row["on_demand_hourly"] = format(price.on_demand, "f")

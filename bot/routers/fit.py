@@ -42,7 +42,7 @@ MAX_UPLOAD_BYTES = 20 * 2**20  # the Bot API's download limit
 
 def quote_buttons(result: FitResult, lang: Lang) -> InlineKeyboardMarkup | None:
     configs: list[tuple[str, int]] = []
-    if result.fits and result.gpu_was_given:
+    if result.fits and result.gpu_was_given and result.rentable:  # a GPU not rented here has no quote
         configs.append((result.gpu.id, result.request.gpu_count))
     if result.cheapest:
         configs.append((result.cheapest[0].gpu_id, result.cheapest[0].count))

@@ -113,6 +113,26 @@ class Option:
     hourly_price: Decimal | None
 
 
+SuggestionKind = Literal["quant", "context", "kv_dtype", "gpus", "offload"]
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One change that makes a request fit (or, with ``fits`` false, the closest it gets)."""
+
+    kind: SuggestionKind
+    value: str | int
+    fits: bool
+    per_gpu_gib: float
+    layers: int | None = None  # offload: the model's layer count (value is the layers kept on the GPU)
+    quant: str | None = None  # offload: the GGUF type the layers are counted in
+
+
+# Weight formats from best to most lossy, the ladder "a quant that fits" walks down.
+QUANT_LADDER = ("fp8", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "awq", "q3_k_m", "q2_k", "iq2_xxs")
+KV_LADDER = ("fp8", "q8_0", "q4_0")
+
+
 @dataclass
 class FitResult:
     request: FitRequest
@@ -129,6 +149,8 @@ class FitResult:
     cheapest: list[Option] = field(default_factory=list)
     notes: list[Phrase] = field(default_factory=list)
     gpu_was_given: bool = True
+    rentable: bool = True  # AnchorGPU rents this GPU (it has a price in prices.yaml)
+    suggestions: list[Suggestion] = field(default_factory=list)
 
     @property
     def headroom_bytes(self) -> float:
@@ -149,6 +171,9 @@ def weight_bytes(model: ModelSpec, fmt: WeightFormat) -> float:
         # llama.cpp keeps the output matrix (the embedding when tied) as Q6_K for these types.
         head = model.vocab * model.hidden
         return params * fmt.bits / 8 + head * max(Q6_K_BPW - fmt.bits, 0) / 8
+    if fmt.kind == "experts_only" and model.experts:
+        experts = min(model.routed_expert_params, params)
+        return experts * fmt.bits / 8 + (params - experts) * 2
     # group-quantized and bitsandbytes formats quantize the blocks' linear layers only.
     wide = model.embedding_params + model.head_params
     return model.linear_params * fmt.bits / 8 + wide * 2
@@ -184,6 +209,25 @@ def kv_bytes_per_token(model: ModelSpec, kv_dtype: str) -> float:
 
 
 # ------------------------------------------------------------------------------------------ engine
+
+
+def tp_divides(model: ModelSpec, count: int) -> bool:
+    """Tensor parallelism splits attention heads evenly; KV heads are split or, past their number,
+    replicated whole (vLLM: kv_heads % tp == 0 or tp % kv_heads == 0). An MLA latent is not split."""
+    if count <= 1 or not model.heads:
+        return True
+    if model.heads % count:
+        return False
+    kv = model.kv_heads or model.heads
+    return model.is_mla or kv % count == 0 or count % kv == 0
+
+
+def nearest_tp_sizes(model: ModelSpec, count: int) -> list[int]:
+    """The valid tensor-parallel sizes closest to ``count`` (one below and one above where they exist)."""
+    valid = [n for n in GPU_COUNTS if tp_divides(model, n)]
+    below = [n for n in valid if n < count]
+    above = [n for n in valid if n > count]
+    return ([below[-1]] if below else []) + ([above[0]] if above else [])
 
 
 class _InferenceCost:
@@ -241,11 +285,17 @@ class _Override:
 class FitEngine:
     def __init__(self, gpus: GPUCatalog, prices: PriceLookup | Mapping[str, Decimal] | None = None) -> None:
         self.gpus = gpus
+        # without a price list (tools, tests) every catalog GPU counts as rentable
+        self._has_prices = prices is not None
         if isinstance(prices, Mapping):
             table = dict(prices)
             self._price: PriceLookup = table.get
         else:
             self._price = prices or (lambda _gpu_id: None)
+
+    def rentable(self, gpu_id: str) -> bool:
+        """AnchorGPU rents a GPU exactly when the price list has a price for it."""
+        return not self._has_prices or self._price(gpu_id) is not None
 
     # ---- the per-GPU breakdown for one configuration ----
     def breakdown(self, req: FitRequest, gpu: GPUSpec | None, count: int, *, context: int | None = None,
@@ -370,7 +420,7 @@ class FitEngine:
         if model.kind != "llm" or req.effective_parallel == "ddp":
             return [1]
         if req.effective_parallel == "tp" and model.heads:
-            return [n for n in GPU_COUNTS if model.heads % n == 0]
+            return [n for n in GPU_COUNTS if tp_divides(model, n)]
         return list(GPU_COUNTS)
 
     def min_gpus(self, req: FitRequest, gpu: GPUSpec,
@@ -452,7 +502,8 @@ class FitEngine:
             gpu = self.gpus.get(options[0].gpu_id)
             req = replace(req, gpu=gpu, gpu_count=options[0].count)
         else:
-            gpu = max(self.gpus.all(), key=lambda g: g.memory_gib)
+            rentable = [g for g in self.gpus.all() if self.rentable(g.id)] or self.gpus.all()
+            gpu = max(rentable, key=lambda g: g.memory_gib)
             req = replace(req, gpu=gpu)
         count = req.gpu_count
         per_gpu = self.breakdown(req, gpu, count)
@@ -462,14 +513,75 @@ class FitEngine:
             weights_total=self._weights_total(req),
             kv_total=kv_cache_bytes(req.model, req.effective_context, req.batch, req.kv_dtype)
             if req.mode == "inference" else 0.0,
-            min_gpus=self.min_gpus(req, gpu, totals), gpu_was_given=gpu_given,
+            min_gpus=self.min_gpus(req, gpu, totals), gpu_was_given=gpu_given, rentable=self.rentable(gpu.id),
         )
         result.max_context = self.max_context(req, gpu, count)
         result.max_batch = self.max_batch(req, gpu, count)
         result.decode_tokens_per_s = self.decode_tokens_per_s(req, gpu, count)
         result.cheapest = options[:3]
+        if not result.fits:
+            result.suggestions = self.suggestions(req, gpu, result)
         result.notes = self._notes(req, result)
         return result
+
+    # ---- what would make it fit ----
+    def suggestions(self, req: FitRequest, gpu: GPUSpec, result: FitResult) -> list[Suggestion]:
+        """Changes that make the request fit on the named GPU: a smaller weight format, a shorter context,
+        a smaller KV dtype, more cards of the same type, or (GGUF) layers left in CPU memory."""
+        model = req.model
+        found: list[Suggestion] = []
+        if model.kind != "llm" or req.mode != "inference":
+            if result.min_gpus and result.min_gpus != req.gpu_count:
+                found.append(Suggestion("gpus", result.min_gpus, True, self._per_gpu(req, gpu, result.min_gpus)))
+            return found
+        usable, count = self.usable(req, gpu), req.gpu_count
+        current_bits = WEIGHT_FORMATS[req.quant].bits
+        smaller = [q for q in QUANT_LADDER if WEIGHT_FORMATS[q].bits < current_bits]
+        last: Suggestion | None = None
+        for quant in smaller:
+            total = self.breakdown(replace(req, quant=quant), gpu, count).total
+            last = Suggestion("quant", quant, total <= usable, total / GIB)
+            if last.fits:
+                break
+        if last is not None:
+            found.append(last)
+        if result.max_context and result.max_context < req.effective_context:
+            total = self.breakdown(req, gpu, count, context=result.max_context).total
+            found.append(Suggestion("context", result.max_context, True, total / GIB))
+        if KV_DTYPES[req.kv_dtype].bytes_per_value > KV_DTYPES["fp8"].bytes_per_value:
+            for kv in KV_LADDER:
+                total = self.breakdown(replace(req, kv_dtype=kv), gpu, count).total
+                if total <= usable:
+                    found.append(Suggestion("kv_dtype", kv, True, total / GIB))
+                    break
+        if result.min_gpus and result.min_gpus > count:
+            found.append(Suggestion("gpus", result.min_gpus, True, self._per_gpu(req, gpu, result.min_gpus)))
+        offload = self.offload(req, gpu)
+        if offload is not None:
+            found.append(offload)
+        return found
+
+    def _per_gpu(self, req: FitRequest, gpu: GPUSpec, count: int) -> float:
+        return self.breakdown(replace(req, gpu_count=count), gpu, count).total / GIB
+
+    def offload(self, req: FitRequest, gpu: GPUSpec) -> Suggestion | None:
+        """llama.cpp's -ngl: how many transformer layers of a GGUF file fit on the GPUs, the rest staying
+        in CPU memory (slower, but it runs). The current format when it is a GGUF type, else Q4_K_M."""
+        model = req.model
+        if model.kind != "llm" or not model.layers:
+            return None
+        quant = req.quant if WEIGHT_FORMATS[req.quant].kind in ("gguf_mix", "gguf_block") else "q4_k_m"
+        count = req.gpu_count
+        full = self.breakdown(replace(req, quant=quant), gpu, count)
+        # per-GPU bytes of one layer (weights + its cache); what is not per layer stays on the GPU
+        per_layer = (full.weights + full.kv_cache) / model.layers
+        fixed = full.total - full.weights - full.kv_cache
+        budget = self.usable(req, gpu) - fixed
+        layers = max(0, min(model.layers, int(budget // per_layer))) if per_layer > 0 else model.layers
+        on_gpu = fixed + layers * per_layer
+        if layers >= model.layers:
+            return None  # the whole model fits in this format: the quant suggestion says so
+        return Suggestion("offload", layers, layers > 0, on_gpu / GIB, layers=model.layers, quant=quant)
 
     def _weights_total(self, req: FitRequest) -> float:
         model = req.model
@@ -506,6 +618,22 @@ class FitEngine:
             notes.append(Phrase.of("fit_note_vae_tiling"))
         if not result.gpu_was_given:
             notes.append(Phrase.of("fit_note_no_gpu"))
+        elif not result.rentable:
+            if result.cheapest:
+                notes.append(Phrase.of("fit_note_not_rented", gpu=result.gpu.name))
+            else:
+                notes.append(Phrase.of("fit_note_not_rented_none_fits", gpu=result.gpu.name))
+        if (model.kind == "llm" and parallel == "tp" and req.gpu_count > 1
+                and not tp_divides(model, req.gpu_count)):
+            sizes = nearest_tp_sizes(model, req.gpu_count)
+            notes.append(Phrase.of("fit_note_tp_heads", count=req.gpu_count, heads=model.heads,
+                                   kv_heads=model.kv_heads, sizes=", ".join(map(str, sizes)) or "1"))
+        if result.gpu.devices_per_card > 1:
+            notes.append(Phrase.of("fit_note_multi_device", gpu=result.gpu.name,
+                                   devices=result.gpu.devices_per_card,
+                                   memory=f"{result.gpu.memory_gb / result.gpu.devices_per_card:g}"))
+        if req.quant == "bf16" and model.kind == "llm" and not result.gpu.supports_bf16:
+            notes.append(Phrase.of("fit_note_no_bf16", gpu=result.gpu.name))
         if result.min_gpus is None and result.gpu_was_given:
             notes.append(Phrase.of("fit_note_never_fits", max_gpus=MAX_GPUS, gpu=result.gpu.name))
         if req.quant == "fp8" and model.kind == "llm" and result.gpu.fp8_tflops is None:

@@ -66,6 +66,7 @@ class ModelSpec:
     source: str = "catalog"
     native_quant: str | None = None  # e.g. the GGUF file's own type
     gguf_bits: float | None = None  # measured bits/weight of an uploaded GGUF file
+    config_url: str = ""  # the config.json the architecture was copied from
 
     # ---- parameter accounting ----
     @property
@@ -107,6 +108,11 @@ class ModelSpec:
         dense = self.layers - self.moe_layers
         return (dense * per_layer_dense + self.moe_layers * per_layer_moe
                 + self.embedding_params + self.head_params + self.hidden)
+
+    @property
+    def routed_expert_params(self) -> int:
+        """Weights of the routed experts (what MXFP4 checkpoints quantize); 0 for a dense model."""
+        return self.experts * 3 * self.hidden * self.moe_ffn * self.moe_layers
 
     @property
     def params_active(self) -> int:
@@ -183,6 +189,10 @@ class ModelCatalog:
 
     def suggestions(self, text: str, limit: int = 3) -> list[str]:
         return suggest(text, self._index, limit=limit, cutoff=60.0)
+
+    def spellings(self) -> dict[str, str]:
+        """Normalised spelling → model id (the fit parser's "did you mean" for a misspelt model)."""
+        return dict(self._index)
 
 
 def read_model_catalog(path: Path) -> ModelCatalog:

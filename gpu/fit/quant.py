@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-QuantKind = Literal["float", "gguf_mix", "gguf_block", "linear_only"]
+QuantKind = Literal["float", "gguf_mix", "gguf_block", "linear_only", "experts_only"]
 Q6_K_BPW = 6.5625  # 210 B per 256 weights
 
 
@@ -72,6 +72,10 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         _f("nf4", 4.0 + 0.127, "linear_only", "NF4 + double quant (bitsandbytes)"),
         _f("nf4_nodq", 4.0 + 32 / 64, "linear_only", "NF4 (bitsandbytes, fp32 absmax per 64)"),
         _f("int8_bnb", 8.0 + 32 / 4096, "linear_only", "LLM.int8 (bitsandbytes)"),
+        # OCP MXFP4 as gpt-oss ships it: the MoE experts' weights in 4-bit E2M1 blocks of 32 with one
+        # shared 8-bit (E8M0) scale = 4.25 bits; attention, router, embeddings and the head stay BF16.
+        # On a dense model it quantizes the blocks' linear layers the same way.
+        _f("mxfp4", 4.0 + 8 / 32, "experts_only", "MXFP4 (4.25 bits; BF16 outside the experts)"),
     )
 }
 
@@ -80,6 +84,7 @@ QUANT_ALIASES: dict[str, str] = {
     "fp8_e4m3": "fp8", "e4m3": "fp8", "w8a8": "fp8", "q8": "q8_0", "q4": "q4_k_m", "q4km": "q4_k_m",
     "q4_k": "q4_k_m", "q5": "q5_k_m", "q5_k": "q5_k_m", "q3_k": "q3_k_m", "q6": "q6_k", "q2": "q2_k",
     "int4": "awq", "4bit": "nf4", "4-bit": "nf4", "bnb4": "nf4", "bnb-4bit": "nf4", "8bit": "int8_bnb",
+    "mx_fp4": "mxfp4", "mxfp4_moe": "mxfp4", "fp4": "mxfp4",
     "gptq-int4": "gptq", "gptq_int4": "gptq", "awq-int4": "awq", "gptq-int8": "gptq8", "gptq_int8": "gptq8",
 }
 

@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpu.catalog import GPUCatalog, GPUSpec, normalize_name
+from gpu.catalog import GPUCatalog, GPUSpec, normalize_name, suggest
 from gpu.fit.engine import FitRequest
 from gpu.fit.models import ModelCatalog, ModelInputError, ModelSpec, model_from_param_count, parse_param_count
-from gpu.fit.quant import normalize_kv, normalize_quant
+from gpu.fit.quant import QUANT_ALIASES, WEIGHT_FORMATS, normalize_kv, normalize_quant
+from gpu.request_words import UNIT_WORDS, count_value, read_gpu
 from infra.i18n import Phrase
 
 MAX_TEXT = 500
@@ -42,13 +43,20 @@ class ParsedRequest:
     request: FitRequest
     ignored: list[str] = field(default_factory=list)
 
+    def notes(self, parser: RequestParser) -> list[Phrase]:
+        """One note per word nobody understood: "did you mean" where something is close, else plainly."""
+        notes, plain = [], []
+        for word in self.ignored:
+            options = parser.did_you_mean(word)
+            if options:
+                notes.append(Phrase.of("fit_note_unknown_word", word=word, options=", ".join(options)))
+            else:
+                plain.append(word)
+        if plain:
+            notes.append(Phrase.of("fit_note_ignored", words=", ".join(plain)))
+        return notes
 
-NUMBER_WORDS = {
-    "один": 1, "одна": 1, "одну": 1, "одной": 1, "одном": 1, "two": 2, "две": 2, "два": 2, "двух": 2,
-    "двумя": 2, "three": 3, "три": 3, "трёх": 3, "трех": 3, "four": 4, "четыре": 4, "четырёх": 4,
-    "четырех": 4, "six": 6, "шесть": 6, "шести": 6, "eight": 8, "восемь": 8, "восьми": 8, "one": 1,
-    "sixteen": 16, "шестнадцать": 16,
-}
+
 STOP_WORDS = {
     "/fit", "fit", "fits", "will", "would", "does", "do", "can", "i", "run", "on", "in", "into", "a", "an",
     "the", "with", "and", "of", "for", "my", "is", "it", "влезет", "влезут", "поместится", "поместятся",
@@ -57,7 +65,7 @@ STOP_WORDS = {
     "x", "×", "х", "шт", "pcs", "model", "модель", "модели", "сколько", "нужно", "надо", "how", "many",
     "need", "memory", "vram", "памяти", "what", "which", "какой", "какая", "какие", "хватит", "enough",
     "please", "пожалуйста", "to", "по", "context", "контекст", "контекстом", "batch", "батч",
-}
+} | UNIT_WORDS
 MODE_WORDS = {
     "inference": "inference", "infer": "inference", "serve": "inference", "serving": "inference",
     "инференс": "inference", "train": "train", "training": "train", "обучение": "train",
@@ -90,8 +98,6 @@ KEY_ALIASES = {
     "gpu_memory_utilization": "utilization", "prefill": "prefill", "mode": "mode", "optim": "optimizer",
     "optimizer": "optimizer", "parallel": "parallel", "gpu": "gpu",
 }
-COUNT_GPU = re.compile(r"^(\d{1,4})\s*[x×х*]\s*(.+)$")
-GPU_COUNT = re.compile(r"^(.+?)\s*[x×х*]\s*(\d{1,4})$")
 LOOKS_LIKE_GPU = re.compile(r"^(rtx|gtx|mi|[a-z])-?\d{2,4}[a-z]{0,4}$")
 RESOLUTION = re.compile(r"^(\d{2,5})\s*[x×х*]\s*(\d{2,5})$")
 IMAGES = re.compile(r"^(\d{1,3})\s*(images?|imgs?|pics?|картин\w*|изображени\w*)$")
@@ -120,9 +126,29 @@ class RequestParser:
     def __init__(self, gpus: GPUCatalog, models: ModelCatalog) -> None:
         self.gpus = gpus
         self.models = models
+        self._words: dict[str, str] | None = None
 
     def _gpu(self, text: str) -> GPUSpec | None:
         return self.gpus.find(text)
+
+    def _vocabulary(self) -> dict[str, str]:
+        """Every word the parser knows (normalized spelling -> what to suggest), for "did you mean"."""
+        if self._words is None:
+            words: dict[str, str] = {}
+            for key in KEY_ALIASES:
+                words.setdefault(normalize_name(key), f"{key}=")
+            for word in (*MODE_WORDS, *PARALLEL_WORDS, *OPTIMIZER_WORDS, *FLAG_WORDS, *WEIGHT_FORMATS,
+                         *QUANT_ALIASES):
+                words.setdefault(normalize_name(word), word)
+            for spelling, gpu_id in self.gpus.spellings().items():
+                words.setdefault(spelling, gpu_id)
+            for spelling, model_id in self.models.spellings().items():
+                words.setdefault(spelling, model_id)
+            self._words = words
+        return self._words
+
+    def did_you_mean(self, word: str) -> list[str]:
+        return suggest(word, self._vocabulary(), limit=3, cutoff=70.0)
 
     def parse(self, text: str, model: ModelSpec | None = None) -> ParsedRequest:
         if not isinstance(text, str):
@@ -154,28 +180,18 @@ class RequestParser:
                 self._option(opts, tok, nxt)
                 i += 2
                 continue
-            # GPUs: "2xh100", "h100x2", "2 x h100", "2 h100", "две a100", "rtx 4090", "a100 40gb"
-            match = COUNT_GPU.match(tok)
-            if match and (spec := self._gpu_span(match.group(2), tokens, i)):
-                gpu, count, i = spec[0], int(match.group(1)), spec[1]
-                continue
-            match = GPU_COUNT.match(tok)
-            if match and (spec := self._gpu_span(match.group(1), tokens, i)) and spec[1] == i + 1:
-                gpu, count, i = spec[0], int(match.group(2)), i + 1
-                continue
-            spec = self._gpu_span(tok, tokens, i)
-            if spec:
-                gpu, i = spec
-                if pending_count is not None:
+            # GPUs with their count, in the grammar /quote shares (gpu.request_words): "h200 x4", "4×H200",
+            # "h200 4 шт", "две 4090", "2 карты 4090", "rtx 6000 ada", "a100 40gb"
+            mention = read_gpu(tokens, i, self._gpu)
+            if mention is not None:
+                gpu, i = mention.gpu, mention.end
+                if mention.count is not None:
+                    count = mention.count
+                elif pending_count is not None:
                     count, pending_count = pending_count, None
                 continue
-            number = NUMBER_WORDS.get(tok)
-            if number is None and tok.isdecimal() and len(tok) <= 3 and nxt in ("x", "×", "х", "*"):
-                number = int(tok)
-                i += 1  # the "x" itself
-            elif number is None and tok.isdecimal() and len(tok) <= 2 and self._gpu_span(nxt, tokens, i + 1):
-                number = int(tok)
-            if number is not None:
+            number = count_value(tok) if not tok.isdecimal() else None
+            if number is not None:  # "на двух картах ... A100": the count comes before other words
                 pending_count = number
                 i += 1
                 continue
@@ -215,17 +231,6 @@ class RequestParser:
                 if LOOKS_LIKE_GPU.match(word) and parse_param_count(word) is None:
                     raise FitInputError("fit_err_unknown_gpu", self.gpus.suggestions(word), name=word)
         return ParsedRequest(self._build(model, gpu, count, opts), [w for _, w in ignored])
-
-    def _gpu_span(self, first: str, tokens: list[str], index: int) -> tuple[GPUSpec, int] | None:
-        """Longest GPU name starting at tokens[index] (with `first` as its first word)."""
-        for width in (3, 2):
-            if index + width <= len(tokens):
-                words = [first, *tokens[index + 1:index + width]]
-                spec = self._gpu(" ".join(words))
-                if spec:
-                    return spec, index + width
-        spec = self._gpu(first)
-        return (spec, index + 1) if spec else None
 
     def _word_option(self, opts: dict[str, Any], tok: str) -> bool:
         if tok in MODE_WORDS:

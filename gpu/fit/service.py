@@ -12,7 +12,6 @@ from gpu.data import GpuData
 from gpu.fit.engine import FitEngine, FitResult
 from gpu.fit.models import ModelInputError, ModelSpec
 from gpu.fit.request import FitInputError, RequestParser
-from infra.i18n import Phrase
 
 
 class FitService:
@@ -51,6 +50,5 @@ class FitService:
         except ModelInputError as exc:
             raise FitInputError(exc.phrase.key, **exc.phrase.params) from None
         result = engine.evaluate(parsed.request)
-        if parsed.ignored:
-            result.notes.append(Phrase.of("fit_note_ignored", words=", ".join(parsed.ignored)))
+        result.notes.extend(parsed.notes(parser))
         return result

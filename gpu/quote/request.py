@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from gpu.catalog import GPUCatalog, UnknownNameError
 from gpu.quote.duration import Duration, DurationError, extract_duration, parse_duration, tokenize
+from gpu.request_words import UNIT_WORDS, count_value
 
 
 class Pricing(Enum):
@@ -73,8 +75,8 @@ _PRICING_STEMS: tuple[tuple[str, Pricing], ...] = (
     ("прерываем", Pricing.SPOT), ("фиксированн", Pricing.COMMITTED), ("зарезервир", Pricing.COMMITTED),
     ("резервирован", Pricing.COMMITTED), ("срочн", Pricing.COMMITTED),
 )
-_COUNT_WORDS = frozenset({"gpu", "gpus", "гпу", "card", "cards", "карт", "карты", "карта", "картах",
-                          "видеокарт", "видеокарты", "видеокарта", "шт", "штук", "штуки", "x", "х", "×"})
+# pieces/cards/GPUs after a count: the grammar /fit shares (gpu.request_words)
+_COUNT_WORDS = UNIT_WORDS
 _FILLER = frozenset({"for", "на", "по", "quote", "price", "rent", "please", "аренда", "арендовать",
                      "пожалуйста", "сколько", "стоит", "требованию", "demand", "on", "of", "and", "и", ","})
 _COUNT_PREFIX = re.compile(r"^[x×х*](\d{1,4})$")
@@ -110,11 +112,16 @@ def split_key(text: str) -> tuple[str, str | None]:
 
 
 def parse_quote_text(text: str, catalog: GPUCatalog,
-                     default_pricing: Pricing = Pricing.ON_DEMAND) -> ParsedText:
-    """Free text -> a validated request (GPU id resolved, count and duration present)."""
+                     default_pricing: Pricing = Pricing.ON_DEMAND,
+                     rentable: Sequence[str] | None = None) -> ParsedText:
+    """Free text -> a validated request (GPU id resolved, count and duration present). ``rentable`` (the
+    priced ids) is what "did you mean" offers first: the catalog also describes GPUs that are not rented."""
     body, key = split_key(text)
     tokens = tokenize(body.replace("по требованию", "on-demand").replace("по-требованию", "on-demand"))
     duration, rest = extract_duration(tokens)
+    # "четыре h100", "две 4090": a numeral left over once the duration is out is the GPU count
+    rest = [str(number) if not token.isdecimal() and (number := count_value(token)) is not None else token
+            for token in rest]
     pricing: Pricing | None = None
     count: int | None = None
     name_tokens: list[str] = []
@@ -163,7 +170,7 @@ def parse_quote_text(text: str, catalog: GPUCatalog,
         i += 1
 
     try:
-        gpu_id, count = _resolve_gpu(name_tokens, count, catalog)
+        gpu_id, count = _resolve_gpu(name_tokens, count, catalog, rentable)
     except QuoteInputError as exc:
         # "h100 x8 forever": the GPU is there, the rest is a word we could not read (usually the duration)
         known = _known_prefix(name_tokens, catalog)
@@ -198,9 +205,11 @@ def _known_prefix(name_tokens: list[str], catalog: GPUCatalog) -> int | None:
     return None
 
 
-def _resolve_gpu(name_tokens: list[str], count: int | None, catalog: GPUCatalog) -> tuple[str, int | None]:
+def _resolve_gpu(name_tokens: list[str], count: int | None, catalog: GPUCatalog,
+                 rentable: Sequence[str] | None = None) -> tuple[str, int | None]:
+    known = list(rentable) if rentable is not None else catalog.ids()
     if not name_tokens:
-        raise QuoteInputError("Which GPU? e.g. '/quote h100 x8 2 weeks'.", catalog.ids(), "gpu", "no_gpu")
+        raise QuoteInputError("Which GPU? e.g. '/quote h100 x8 2 weeks'.", known, "gpu", "no_gpu")
     spec = catalog.find(" ".join(name_tokens))
     if spec is not None:
         return spec.id, count
@@ -215,9 +224,11 @@ def _resolve_gpu(name_tokens: list[str], count: int | None, catalog: GPUCatalog)
     try:
         return catalog.resolve(text).id, count
     except UnknownNameError as exc:
-        hint = f" Did you mean: {', '.join(exc.suggestions)}?" if exc.suggestions else ""
-        raise QuoteInputError(f"Unknown GPU '{text}'.{hint} Known: {', '.join(catalog.ids())}.",
-                              exc.suggestions or catalog.ids(), "gpu", "unknown_gpu", name=text) from None
+        # rented GPUs first: "h1000" is far more likely the H100 we rent than the H100 NVL we only describe
+        offered = sorted(exc.suggestions, key=lambda gpu_id: gpu_id not in known)
+        hint = f" Did you mean: {', '.join(offered)}?" if offered else ""
+        raise QuoteInputError(f"Unknown GPU '{text}'.{hint} Known: {', '.join(known)}.",
+                              offered or known, "gpu", "unknown_gpu", name=text) from None
 
 
 def parse_duration_or_error(text: str) -> Duration:

@@ -56,7 +56,7 @@ class QuoteService:
 
     # ---- pure parts ----------------------------------------------------------------------------------
     def parse(self, text: str) -> ParsedText:
-        return parse_quote_text(text, self.catalog)
+        return parse_quote_text(text, self.catalog, rentable=self.rentable_gpu_ids())
 
     def preview(self, request: QuoteRequest) -> Quote:
         """Price without storing (the guided flow's confirm step)."""

@@ -15,6 +15,8 @@ from app.views.gpus import gpus_document, render_gpus
 from app.views.prices import render_price_answer
 from gpu.data import GpuData
 from gpu.fit.service import FitService
+from rag.glossary import glossary_file
+from rag.rules import RuleBook
 from tests.conftest import DATA_DIR
 
 
@@ -30,7 +32,7 @@ def test_a_price_edit_reaches_every_reader(tmp_path: Path) -> None:
     data_dir = _copy_data(tmp_path)
     data = GpuData(data_dir)
     fit = FitService(data)
-    intents = IntentClassifier(data, fit)
+    intents = IntentClassifier(data, fit, RuleBook(DATA_DIR, glossary_file(DATA_DIR)))
     before = data.prices.on_demand("l40s")
     assert before is not None and data.prices.version == 1
     prices = data_dir / "prices.yaml"

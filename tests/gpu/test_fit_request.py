@@ -57,7 +57,7 @@ def test_size_only_model(service: FitService) -> None:
 @pytest.mark.parametrize(("text", "message", "suggestion"), [
     ("lama-3.1-70b on h100", "Unknown model", "llama-3.1-70b"),
     ("qwen2.5-7b on h1000", "Unknown GPU", "h100-sxm"),
-    ("qwen2.5-7b on v100", "Unknown GPU", "h100-sxm"),
+    ("qwen2.5-7b on h1000", "Unknown GPU", "h100-sxm"),  # the V100 is in the spec catalog now
     ("mixtrall 2xa100", "Unknown model", "mixtral-8x7b"),
     ("llama-3.1-8b quant=q4_k_n", "Unknown quantization", "q4_k_m"),
     ("llama-3.1-8b kv=q5", "Unknown KV cache type", "fp8"),

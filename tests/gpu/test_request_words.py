@@ -1,0 +1,85 @@
+"""One grammar for "which GPU and how many", read the same way by /fit and /quote."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu.catalog import GPUCatalog, load_gpu_catalog
+from gpu.data import GpuData
+from gpu.fit.quant import WEIGHT_FORMATS, normalize_quant
+from gpu.fit.service import FitService
+from gpu.quote.request import parse_quote_text
+from gpu.request_words import read_gpu
+from tests.conftest import DATA_DIR, fit_service, notes_en
+
+FORMS = [
+    ("h200 x4", "h200", 4), ("h200x4", "h200", 4), ("h200 × 4", "h200", 4), ("4x h200", "h200", 4),
+    ("4xh200", "h200", 4), ("4×H200", "h200", 4), ("4 h200", "h200", 4), ("h200 4 шт", "h200", 4),
+    ("h200 4 cards", "h200", 4), ("четыре h100", "h100-sxm", 4), ("две 4090", "rtx-4090", 2),
+    ("2 карты 4090", "rtx-4090", 2), ("8 x a100 40gb", "a100-40gb", 8), ("rtx 6000 ada x2", "rtx-6000-ada", 2),
+]
+
+
+@pytest.fixture(scope="module")
+def catalog() -> GPUCatalog:
+    return load_gpu_catalog(DATA_DIR)
+
+
+@pytest.fixture(scope="module")
+def service() -> FitService:
+    return fit_service()
+
+
+@pytest.mark.parametrize(("words", "gpu", "count"), FORMS)
+def test_fit_reads_every_form(service: FitService, words: str, gpu: str, count: int) -> None:
+    result = service.fit(f"llama-3.1-8b {words}")
+    assert (result.gpu.id, result.request.gpu_count) == (gpu, count)
+    assert result.request.count_given
+    assert not any("Ignored" in note or "understand" in note for note in notes_en(result))
+
+
+@pytest.mark.parametrize(("words", "gpu", "count"), FORMS)
+def test_quote_reads_every_form(catalog: GPUCatalog, words: str, gpu: str, count: int) -> None:
+    request = parse_quote_text(f"{words} 3 days", catalog).request
+    assert (request.gpu_id, request.gpu_count, request.duration.hours) == (gpu, count, 72)
+
+
+def test_mention_spans_and_no_false_counts(catalog: GPUCatalog) -> None:
+    tokens = ["mixtral", "8x7b", "q4", "на", "одной", "3090"]
+    assert [read_gpu(tokens, i, catalog.find) for i in range(3)] == [None, None, None]  # 8x7b is no count
+    mention = read_gpu(tokens, 4, catalog.find)
+    assert mention is not None and (mention.gpu.id, mention.count, mention.end) == ("rtx-3090", 1, 6)
+    bare = read_gpu(["h100"], 0, catalog.find)
+    assert bare is not None and bare.count is None
+
+
+def test_unknown_words_get_did_you_mean(service: FitService) -> None:
+    notes = notes_en(service.fit("llama-3.1-8b h100 lroa"))
+    assert any("“lroa”" in note and "lora" in note for note in notes)
+    ru = [n.render("ru") for n in service.fit("llama-3.1-8b h100 lroa").notes]
+    assert any("«lroa»" in note and "lora" in note for note in ru)
+    # nothing close: said plainly, never dropped silently
+    assert any("Ignored words: zebra" in note for note in notes_en(service.fit("llama-3.1-8b h100 zebra")))
+
+
+@pytest.mark.parametrize(("alias", "fmt"), [
+    ("q4", "q4_k_m"), ("4bit", "nf4"), ("int4", "awq"), ("awq", "awq"), ("gptq", "gptq"), ("mxfp4", "mxfp4"),
+    ("nf4", "nf4"), ("fp8", "fp8"), ("int8", "int8"), ("q8", "q8_0"),
+])
+def test_quant_aliases(alias: str, fmt: str) -> None:
+    assert normalize_quant(alias) == fmt
+    assert fmt in WEIGHT_FORMATS
+
+
+def test_quote_offers_rented_gpus_first(catalog: GPUCatalog) -> None:
+    from gpu.quote.request import QuoteInputError
+
+    rentable = list(GpuData(DATA_DIR).prices.rentable_ids())
+    with pytest.raises(QuoteInputError) as info:
+        parse_quote_text("h1000 x2 3 days", catalog, rentable=rentable)
+    offered = info.value.suggestions
+    assert offered[0] == "h100-sxm" and "h100-nvl" in offered  # the one we only describe comes last
+    assert offered.index("h100-nvl") > max(offered.index(g) for g in offered if g in rentable)
+    with pytest.raises(QuoteInputError) as info:
+        parse_quote_text("x2 3 days", catalog, rentable=rentable)
+    assert info.value.suggestions == rentable
