@@ -140,7 +140,7 @@ def start(placement: Placement, now: dt.datetime) -> Placement | None:
         assert placement.paid_until is not None
         raise PlacementStateError(
             f"Placement {placement.id} cannot be started: its paid period ended at "
-            f"{placement.paid_until.isoformat()}; extend it first.", "paid_period_over",
+            f"{placement.paid_until.isoformat()}; rent a new one.", "paid_period_over",
             paid_until=placement.paid_until)
     if status == RUNNING:
         return None

@@ -77,7 +77,7 @@ def _fingerprint(operation: str, params: dict[str, Any]) -> str:
 
 
 def check_placement_id(placement_id: str) -> str:
-    text = placement_id.strip()
+    text = placement_id.strip().upper()  # ids are base32: "p-abc…" typed by hand means the same
     if not PLACEMENT_ID.match(text):
         raise PlacementInputError(f"'{placement_id[:40]}' is not a placement id (they look like "
                                   "P-ABCDEFGHIJKLMNOP).", [], "placement_id", "bad_placement_id",
@@ -86,7 +86,7 @@ def check_placement_id(placement_id: str) -> str:
 
 
 def check_quote_id(quote_id: str) -> str:
-    text = quote_id.strip()
+    text = quote_id.strip().upper()
     if not QUOTE_ID.match(text):
         raise PlacementInputError(f"'{quote_id[:40]}' is not a quote id (they look like Q-ABCDEFGHIJKLMNOP).",
                                   [], "quote_id", "bad_quote_id", value=quote_id[:40])
