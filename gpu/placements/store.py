@@ -120,7 +120,8 @@ class PlacementNotFoundError(LookupError):
     """No such placement for this owner: another owner's placement reads exactly like a wrong id."""
 
     def __init__(self, placement_id: str) -> None:
-        super().__init__(f"No placement {placement_id} found.")
+        what = "quote" if placement_id.startswith("Q-") else "placement"  # rent --quote: the quote is missing
+        super().__init__(f"No {what} {placement_id} found.")
         self.placement_id = placement_id
 
 
