@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import itertools
 import shutil
 from pathlib import Path
 
@@ -192,7 +193,7 @@ async def test_concurrent_stops_and_starts_keep_one_consistent_history(service: 
     events = await service.history(pid, owner="race")
     actions = [e["action"] for e in events]
     # every recorded change alternates: no two stops (or starts) in a row, whatever the interleaving
-    assert all(a != b for a, b in zip(actions[1:], actions[2:], strict=False)) and actions[0] == "rent"
+    assert all(a != b for a, b in itertools.pairwise(actions)) and actions[0] == "rent"
     final = await service.get(pid, owner="race")
     assert final.version == len(events)
 
