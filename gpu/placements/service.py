@@ -131,16 +131,24 @@ class PlacementService:
         request = parsed.request
         params = {"request": request.normalized()}
 
+        async def _refused(found: KeyRecord) -> tuple[Quote, str]:
+            assert key is not None
+            self._replay_or_refuse(key, "rent", _fingerprint("rent", params), found)  # raises: it differs
+            raise PlacementConflictError(key, found.operation, found.placement_id)
+
         async def quote() -> tuple[Quote, str]:
             # under a rent key, the quote gets a key derived from it: concurrent retries share one quote
             quote_key = None if key is None else "rent:" + hashlib.sha256(key.encode()).hexdigest()[:40]
             try:
                 issued = await self.quotes.issue(request, owner=owner, key=quote_key, request_text=text.strip())
-            except IdempotencyConflictError:
+            except IdempotencyConflictError as exc:
                 if key is None:
                     raise
                 # a concurrent rent under the same key asked for something else: its record decides
-                raise PlacementConflictError(key, "rent", "(another request)") from None
+                found = await self.store.find_key(owner, key, self.clock())
+                if found is not None:
+                    return await _refused(found)
+                raise PlacementConflictError(key, "rent", exc.original.quote_id) from None
             return issued.quote, issued.quote_id
 
         return await self._rent(owner=owner, actor=actor or owner, key=key, params=params, get_quote=quote)

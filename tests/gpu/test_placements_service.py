@@ -203,3 +203,13 @@ async def test_expired_keys_can_be_used_again(service: PlacementService, clock: 
     clock.now += dt.timedelta(hours=25)
     second = await service.rent_text("l4 x2 3 hours", owner="tg:1", key="old-key-1")
     assert second.placement.id != first.placement.id and not second.replayed
+
+
+async def test_concurrent_conflicting_rents_with_one_key_make_one_placement(service: PlacementService) -> None:
+    texts = [f"h100 x{n} 1 week committed" for n in (1, 2, 3, 4)]
+    outcomes = await asyncio.gather(*(service.rent_text(texts[i % 4], owner="race", key="race-key-3")
+                                      for i in range(200)), return_exceptions=True)
+    winners = {o.placement.id for o in outcomes if not isinstance(o, BaseException)}
+    assert len(winners) == 1
+    assert all(isinstance(o, PlacementConflictError) for o in outcomes if isinstance(o, BaseException))
+    assert await service.store.count("race") == 1
