@@ -11,7 +11,11 @@ from anchorgpu.replies import reply_to_question
 from app.services import Services
 from app.views.fit import fit_reply
 from app.views.gpus import render_gpus
+from app.views.placements import render_placement_error, render_placements, render_result
 from app.views.quote import render_conflict, render_input_error, render_issued, render_recent
+from gpu.placements.engine import PlacementStateError
+from gpu.placements.service import PlacementConflictError, PlacementResult
+from gpu.placements.store import PlacementNotFoundError
 from gpu.quote.request import QuoteInputError
 from gpu.quote.store import IdempotencyConflictError
 from infra.i18n import Lang, t
@@ -19,6 +23,8 @@ from infra.i18n import Lang, t
 CommandHandler = Callable[[str], Awaitable[str]]
 CONSOLE_CONVERSATION = "console"
 CONSOLE_OWNER = "console:local"
+PLACEMENT_ERRORS = (QuoteInputError, PlacementNotFoundError, PlacementConflictError, PlacementStateError,
+                    IdempotencyConflictError)
 
 
 class ConsoleChat:
@@ -34,6 +40,11 @@ class ConsoleChat:
             "quotes": self._quotes,
             "fit": self._fit,
             "gpus": self._gpus,
+            "rent": self._rent,
+            "placements": self._placements,
+            "stop_placement": self._stop_placement,
+            "start_placement": self._start_placement,
+            "extend": self._extend,
         }
 
     async def _fit(self, args: str) -> str:
@@ -55,6 +66,44 @@ class ConsoleChat:
 
     async def _quotes(self, _: str) -> str:
         return render_recent(await self.services.quotes.recent(CONSOLE_OWNER), self.lang)
+
+    # ---- simulated placements (same service and views as the CLI and the bot) -------------------------
+    async def _placement_call(self, call: Callable[[], Awaitable[PlacementResult]]) -> str:
+        try:
+            return render_result(await call(), self.lang)
+        except PLACEMENT_ERRORS as exc:
+            return render_placement_error(exc, self.lang)
+
+    async def _rent(self, args: str) -> str:
+        text = args.strip()
+        if not text:
+            return t("placement_usage", self.lang)
+        placements = self.services.placements
+        if text.upper().startswith("Q-") and " " not in text:
+            return await self._placement_call(lambda: placements.rent_quote(text, owner=CONSOLE_OWNER))
+        return await self._placement_call(lambda: placements.rent_text(text, owner=CONSOLE_OWNER))
+
+    async def _placements(self, _: str) -> str:
+        placements = self.services.placements
+        return render_placements(await placements.owned(CONSOLE_OWNER), placements.clock(), self.lang)
+
+    async def _stop_placement(self, args: str) -> str:
+        if not args.strip():
+            return t("placement_usage_id", self.lang, command="stop_placement")
+        return await self._placement_call(lambda: self.services.placements.stop(args.strip(), owner=CONSOLE_OWNER))
+
+    async def _start_placement(self, args: str) -> str:
+        if not args.strip():
+            return t("placement_usage_id", self.lang, command="start_placement")
+        return await self._placement_call(
+            lambda: self.services.placements.start(args.strip(), owner=CONSOLE_OWNER))
+
+    async def _extend(self, args: str) -> str:
+        placement_id, _, duration = args.strip().partition(" ")
+        if not placement_id or not duration.strip():
+            return t("placement_usage_extend", self.lang)
+        return await self._placement_call(
+            lambda: self.services.placements.extend(placement_id, duration, owner=CONSOLE_OWNER))
 
     def _static(self, key: str) -> CommandHandler:
         async def handler(_: str) -> str:

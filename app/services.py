@@ -16,10 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.intents import IntentClassifier
 from gpu.data import GpuData
 from gpu.fit.service import FitService
+from gpu.placements.service import PlacementService
 from gpu.quote.service import QuoteService
+from infra.clock import ClockError, build_clock
 from infra.datafile import DataFile
 from infra.db import create_engine, dispose_engine
-from infra.settings import Settings
+from infra.settings import Settings, SettingsError
 from models import build_backend
 from rag.answer import Answerer, build_answerer
 from rag.conversation import build_conversation_store
@@ -34,6 +36,7 @@ class Services:
     engine: AsyncEngine  # the app database; lazy: nothing connects until a store is used
     data: GpuData  # the one owner of gpus.yaml, models.yaml and prices.yaml
     quotes: QuoteService
+    placements: PlacementService  # simulated rentals made from quotes (no real GPUs)
     fit: FitService
     intents: IntentClassifier
     glossary: DataFile[list[GlossaryEntry]]  # the one reader of entries.yaml (retriever and /terms)
@@ -53,9 +56,16 @@ class Services:
         glossary = glossary_file(settings.data.data_dir)
         rules = RuleBook(settings.data.data_dir, glossary)
         rules.check()
-        return cls(settings=settings, engine=engine, data=data,
-                   quotes=QuoteService(engine, data, retention_hours=settings.db.idempotency_retention_hours),
-                   fit=fit, intents=IntentClassifier(data, fit, rules), glossary=glossary)
+        # one clock for quotes and placements: real time unless ANCHORGPU_CLOCK_OFFSET / _FILE say otherwise
+        try:
+            clock = build_clock(settings.data.clock_offset, settings.data.clock_file)
+        except ClockError as exc:
+            raise SettingsError(f"invalid settings: ANCHORGPU_CLOCK_FILE: {exc}") from None
+        retention = settings.db.idempotency_retention_hours
+        quotes = QuoteService(engine, data, retention_hours=retention, clock=clock)
+        placements = PlacementService(engine, data, quotes, retention_hours=retention, clock=clock)
+        return cls(settings=settings, engine=engine, data=data, quotes=quotes, placements=placements, fit=fit,
+                   intents=IntentClassifier(data, fit, rules), glossary=glossary)
 
     async def ensure_answerer(self) -> Answerer:
         """Retriever, LLM (a bad model file degrades to retrieval-only answers), history, answerer."""

@@ -38,6 +38,19 @@ class DataSettings(BaseSettings):
     log_json: bool = False
     # Test-only (tests/faults): a flag file naming a crash point, see bot/faultpoints.py. Never set it.
     test_crash_flag: Path | None = None
+    # Controlled clock for tests and demos (infra/clock.py); both unset = real time. Never set in production.
+    clock_offset: str | None = None  # ANCHORGPU_CLOCK_OFFSET, e.g. "3d", "-2h", "1w 2d"
+    clock_file: Path | None = None  # ANCHORGPU_CLOCK_FILE: a file holding one ISO 8601 instant
+
+    @field_validator("clock_offset")
+    @classmethod
+    def _offset_shape(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        from infra.clock import parse_offset  # the one parser of the format
+
+        parse_offset(value)
+        return value
 
     @property
     def models_dir(self) -> Path:

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from infra.settings import SettingsError
 
-COMMAND_MODULES = ("chat", "ask", "search", "fit", "quote", "gpus", "run", "ingest", "bench")
+COMMAND_MODULES = ("chat", "ask", "search", "fit", "quote", "rent", "placements", "stop", "start", "extend", "gpus",
+                   "run", "ingest", "bench")
 
 
 class FriendlyParser(argparse.ArgumentParser):

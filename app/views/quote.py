@@ -65,6 +65,7 @@ def render_quote(quote: Quote, lang: Lang, markup: Markup = PLAIN, *, quote_id: 
     parts.append(e(summary(quote, lang)))
     parts.extend("• " + e(_line(line, quote, lang)) for line in quote.lines)
     parts.append(bold(t("quote_total", lang, total=money(quote.total, quote.currency, lang))))
+    parts.extend(e(line) for line in render_options(quote, lang))
     requested = quote.requested_hours.normalize()
     parts.append(e(t("quote_hours", lang, billable=number(Decimal(quote.billable_hours), lang),
                      requested=number(requested if requested == requested.to_integral_value()
@@ -75,6 +76,25 @@ def render_quote(quote: Quote, lang: Lang, markup: Markup = PLAIN, *, quote_id: 
                      version=quote.price_list_version)))
     parts.extend("ℹ " + e(t(f"quote_rule_{rule}", lang)) for rule in quote.rules)
     return "\n".join(parts)
+
+
+def render_options(quote: Quote, lang: Lang) -> list[str]:
+    """On-demand and the committed term side by side, the cheapest marked (empty when not compared)."""
+    if not quote.options:
+        return []
+    highest = max(option.total for option in quote.options)
+    lines = [t("quote_options_title", lang)]
+    for option in quote.options:
+        mark = ""
+        if option.cheapest:
+            saving = highest - option.total
+            mark = (t("quote_option_saving", lang, saving=money(saving, quote.currency, lang)) if saving
+                    else t("quote_option_cheapest", lang))
+        lines.append("• " + t("quote_option_line", lang, pricing=pricing_label(option.pricing, lang),
+                              hours=number(Decimal(option.billable_hours), lang),
+                              total=money(option.total, quote.currency, lang)) + mark)
+    lines.append(t("quote_options_hint", lang))
+    return lines
 
 
 def render_issued(issued: IssuedQuote, lang: Lang, markup: Markup = PLAIN) -> str:

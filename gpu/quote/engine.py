@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from typing import Any
@@ -52,6 +52,20 @@ class QuoteLine:
 
 
 @dataclass(frozen=True)
+class QuoteOption:
+    """One way to pay for the same request, shown side by side (on-demand vs the committed term)."""
+
+    pricing: str
+    billable_hours: int
+    total: Decimal
+    cheapest: bool
+
+
+# a request of a week or longer is also priced as a committed term, so the customer sees both
+OPTIONS_FROM_HOURS = 7 * 24
+
+
+@dataclass(frozen=True)
 class Quote:
     gpu_id: str
     gpu_name: str
@@ -72,6 +86,7 @@ class Quote:
     issued_at: dt.datetime
     valid_until: dt.datetime
     rules: tuple[str, ...] = field(default=())
+    options: tuple[QuoteOption, ...] = field(default=())  # empty unless compared (see pricing_options)
 
 
 def _money(prices: PriceList, value: Decimal) -> Decimal:
@@ -226,6 +241,7 @@ def compute_quote(request: QuoteRequest, gpu_name: str, prices: PriceList, issue
 
     total = sum((line.amount for line in lines), Decimal(0)).quantize(prices.quantum)
     effective = _rate(total / (count * billable))
+    options = pricing_options(request, gpu_name, prices, issued_at, total, billable)
     unit_price = lines[0].unit_price if request.pricing is not Pricing.COMMITTED else effective
     return Quote(
         gpu_id=request.gpu_id, gpu_name=gpu_name, gpu_count=count, pricing=request.pricing.value,
@@ -233,7 +249,22 @@ def compute_quote(request: QuoteRequest, gpu_name: str, prices: PriceList, issue
         currency=prices.currency, minor_units=prices.minor_units, unit_price=unit_price, lines=tuple(lines),
         total=total, effective_hourly_rate=effective, cluster_hourly_rate=_rate(total / billable),
         price_list_version=prices.version, example_prices=prices.example, issued_at=issued_at,
-        valid_until=issued_at + dt.timedelta(days=prices.quote_valid_days), rules=tuple(rules))
+        valid_until=issued_at + dt.timedelta(days=prices.quote_valid_days), rules=tuple(rules),
+        options=options)
+
+
+def pricing_options(request: QuoteRequest, gpu_name: str, prices: PriceList, issued_at: dt.datetime,
+                    total: Decimal, billable: int) -> tuple[QuoteOption, ...]:
+    """For an hourly request of a week or longer: itself and the committed term, the cheapest marked.
+
+    A committed request keeps its single price (``/quote … committed`` is already the term).
+    """
+    if request.pricing is Pricing.COMMITTED or request.duration.hours < OPTIONS_FROM_HOURS:
+        return ()
+    term = compute_quote(replace(request, pricing=Pricing.COMMITTED), gpu_name, prices, issued_at)
+    best = min(total, term.total)
+    return (QuoteOption(request.pricing.value, billable, total, total == best),
+            QuoteOption(term.pricing, term.billable_hours, term.total, term.total == best))
 
 
 # ---- serialisation: the stored payload and the CLI contract -------------------------------------------
@@ -259,7 +290,13 @@ def quote_to_payload(quote: Quote) -> dict[str, Any]:
         "price_list_version": quote.price_list_version, "example_prices": quote.example_prices,
         "issued_at": quote.issued_at.isoformat(), "valid_until": quote.valid_until.isoformat(),
         "rules": list(quote.rules),
+        "options": _options_payload(quote),
     }
+
+
+def _options_payload(quote: Quote) -> list[dict[str, Any]]:
+    return [{"pricing": option.pricing, "billable_hours": str(option.billable_hours), "total": _s(option.total),
+             "cheapest": option.cheapest} for option in quote.options]
 
 
 def quote_from_payload(payload: dict[str, Any]) -> Quote:
@@ -281,6 +318,8 @@ def quote_from_payload(payload: dict[str, Any]) -> Quote:
         price_list_version=payload["price_list_version"], example_prices=bool(payload["example_prices"]),
         issued_at=dt.datetime.fromisoformat(payload["issued_at"]),
         valid_until=dt.datetime.fromisoformat(payload["valid_until"]), rules=tuple(payload["rules"]),
+        options=tuple(QuoteOption(row["pricing"], int(row["billable_hours"]), Decimal(row["total"]),
+                                  bool(row["cheapest"])) for row in payload.get("options", [])),
     )
 
 
@@ -306,4 +345,6 @@ def cli_contract(quote: Quote, quote_id: str, replayed: bool) -> dict[str, Any]:
         "effective_hourly_rate": _s(quote.effective_hourly_rate),
         "valid_until": quote.valid_until.isoformat(),
         "rules": list(quote.rules),
+        # added after the contract: on-demand vs committed side by side for a week or longer
+        "options": _options_payload(quote),
     }
