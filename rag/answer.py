@@ -8,6 +8,7 @@ Async API for the fronts (Telegram bot, console chat, CLI)::
         async for event in events:
             match event:
                 case Queued(position, eta_s): ...   # waiting in line; repeated when the position moves
+                case Generating(): ...              # the model has started writing (nothing verified yet)
                 case Delta(text): ...               # verified text: whole sentences that passed the checks
                 case Done(answer): ...              # final, authoritative: render answer.text + sources
     answerer.cancel(str(user_id))                    # /stop: a user id or a conversation key
@@ -94,6 +95,11 @@ class Queued:
 
 
 @dataclass(frozen=True)
+class Generating:
+    """The model has started writing: its sentences are shown once they pass verification."""
+
+
+@dataclass(frozen=True)
 class Delta:
     text: str
 
@@ -103,7 +109,7 @@ class Done:
     answer: Answer
 
 
-AnswerEvent = Queued | Delta | Done
+AnswerEvent = Queued | Generating | Delta | Done
 
 
 @dataclass
@@ -268,7 +274,7 @@ class Answerer:
     async def _attempt(self, question: str, entries: list[GlossaryEntry], history: Sequence[Turn], lang: Lang,
                        params: GenerationParams, owner: str, conversation_key: str | None, started: float,
                        timeout_s: float, *, native_rules: bool = False, stream: bool = True,
-                       ) -> AsyncGenerator[Queued | Delta | _Attempt | QueueFullError, None]:
+                       ) -> AsyncGenerator[Queued | Generating | Delta | _Attempt | QueueFullError, None]:
         """One generation: its verified sentences as Deltas (when ``stream``), then the :class:`_Attempt`."""
         assert self.backend is not None
         try:
@@ -285,6 +291,9 @@ class Answerer:
                 if isinstance(event, Waiting):
                     yield Queued(event.position, event.eta_s)
                 elif isinstance(event, RawText):
+                    if stream and not verified.started:
+                        verified.started = True
+                        yield Generating()
                     shown = verified.feed(event.text)
                     if shown and stream:
                         attempt.first_shown_s = attempt.first_shown_s or time.monotonic() - started

@@ -245,6 +245,7 @@ class SentenceStream:
     def __init__(self, verifier: SentenceVerifier) -> None:
         self.verifier = verifier
         self.answer = VerifiedAnswer()
+        self.started = False  # the model has written something (shown or not)
         self._pending = ""
         self._shown: list[str] = []
 

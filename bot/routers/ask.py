@@ -31,7 +31,7 @@ from gpu.data import GpuData
 from gpu.fit.service import FitService
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
-from rag.answer import Answer, Answerer, Delta, Done, Queued
+from rag.answer import Answer, Answerer, Delta, Done, Generating, Queued
 from rag.conversation import conversation_key
 from rag.prompt import detect_lang
 
@@ -104,6 +104,8 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
             async for event in events:
                 if isinstance(event, Queued):
                     stream.queued(event.position)
+                elif isinstance(event, Generating):
+                    stream.started()  # "writing the answer…" while its first sentence is checked
                 elif isinstance(event, Delta):
                     first_delta_at = first_delta_at or time.monotonic()
                     stream.delta(event.text)

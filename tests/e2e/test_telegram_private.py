@@ -22,7 +22,7 @@ async def tg() -> AsyncIterator[tuple[TelegramStub, BotProcess]]:
 
 async def test_a_question_streams_drafts_then_one_final_message(tg: tuple[TelegramStub, BotProcess]) -> None:
     stub, bot = tg
-    stub.message_update("What is a KV cache?", chat_id=4001, user_id=4001, language_code="en")
+    stub.message_update("Why does the KV cache grow during generation?", chat_id=4001, user_id=4001, language_code="en")
     final = await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == 4001, timeout=240)
     await asyncio.sleep(1.0)
     assert len(stub.calls_to("sendMessage", 4001)) == 1, "exactly one final message"
