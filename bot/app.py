@@ -30,6 +30,7 @@ from bot.fsm_storage import build_fsm_storage
 from bot.health import HealthChecks, add_health_routes, start_health_server
 from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
+from bot.middlewares.ratelimit import RateLimits, build_rate_limits
 from bot.preferences import PreferenceStore
 from bot.response_models import PinResponseModels
 from bot.retry import TransientErrorRetry
@@ -64,6 +65,7 @@ class BotRuntime:
     preferences: PreferenceStore
     health: HealthChecks
     warm_up: asyncio.Task[None] | None = None
+    rate_limits: RateLimits | None = None  # None: in-process buckets built by middlewares.install
 
     @property
     def engine(self) -> AsyncEngine:
@@ -75,6 +77,8 @@ class BotRuntime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.warm_up
         await self.claims.aclose()
+        if self.rate_limits is not None:
+            await self.rate_limits.aclose()
         await self.services.aclose()
 
 
@@ -92,7 +96,7 @@ async def create_runtime(settings: Settings, services: Services | None = None) -
     claims: UpdateClaims = (RedisUpdateClaims(settings.db.redis_url, ttl_s) if settings.db.redis_url
                             else SqlUpdateClaims(services.engine, ttl_s))
     return BotRuntime(services=services, claims=claims, preferences=PreferenceStore(services.engine),
-                      health=HealthChecks(services), warm_up=warm_up)
+                      health=HealthChecks(services), warm_up=warm_up, rate_limits=build_rate_limits(settings))
 
 
 def injected_services(services: Services) -> dict[str, Any]:
@@ -112,7 +116,7 @@ def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
     dispatcher = Dispatcher(storage=build_fsm_storage(settings, runtime.engine), settings=settings,
                             pacer=ChatPacer(), preferences=runtime.preferences,
                             **injected_services(runtime.services))
-    middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences)
+    middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences, runtime.rate_limits)
     dispatcher.include_router(build_root_router())
     dispatcher.startup.register(_on_startup)
     return dispatcher

@@ -20,7 +20,7 @@ from infra.settings import Settings
 from rag.dense import Embedder, embedder_for
 from rag.gate import E5_THRESHOLDS, MINILM_THRESHOLDS, GateEvidence, GateThresholds
 from rag.glossary import GlossaryEntry, load_glossary
-from rag.index import SyncReport, load_vectors, open_client, sync_index
+from rag.index import SyncReport, open_index
 from rag.lexical import Bm25Index, NameIndex, Ranked, top_k_cosine
 from rag.text import MAX_QUERY_CHARS, has_meaningful_text, latin_share, words
 
@@ -260,11 +260,10 @@ class HybridRetriever:
 
 def build_retriever(settings: Settings, entries: Sequence[GlossaryEntry] | None = None,
                     rebuild: bool = False) -> HybridRetriever:
-    """Opens Chroma and syncs it with the glossary (building the index on first use), loads vectors."""
+    """Opens Chroma and syncs it with the glossary (building the index on first use, one process at a
+    time: concurrent first starts wait for the one that builds), loads vectors."""
     rag = settings.rag
     entries = list(entries) if entries is not None else load_glossary(settings.data.data_dir)
     embedder = embedder_for(rag)
-    client = open_client(rag)
-    collection, report = sync_index(client, rag.collection, entries, embedder, rebuild=rebuild)
-    vectors = load_vectors(collection, entries) if len(entries) <= BRUTE_FORCE_MAX else None
-    return HybridRetriever(entries, embedder, vectors, sync_report=report, collection=collection)
+    index = open_index(rag, entries, embedder, rebuild=rebuild, with_vectors=len(entries) <= BRUTE_FORCE_MAX)
+    return HybridRetriever(entries, embedder, index.vectors, sync_report=index.report, collection=index.collection)

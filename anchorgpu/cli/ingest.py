@@ -1,7 +1,9 @@
 """`anchorgpu ingest [--rebuild] [--json]`: build or update the glossary vector index (idempotent).
 
 Unchanged entries are skipped by content hash, changed ones re-embedded, removed ones deleted; the bot
-also does this on start-up, so running it is only needed to pre-build or to check the index.
+also does this on start-up, so running it is only needed to pre-build or to check the index. It takes the
+same writer lock (embedded folder) or lease (Chroma server) as the bot's start-up: replicas starting
+meanwhile wait for it and read.
 """
 
 from __future__ import annotations
@@ -23,15 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from rag.dense import EmbedderError, get_embedder
     from rag.glossary import GlossaryError, load_glossary
-    from rag.index import IndexStoreError, open_client, sync_index
+    from rag.index import IndexStoreError, open_index
 
     settings = get_settings()
     rag = settings.rag
     try:
         entries = load_glossary(settings.data.data_dir)
         embedder = get_embedder(rag.embedding_model, rag.query_prompt, rag.passage_prompt)
-        client = open_client(rag)
-        _, report = sync_index(client, rag.collection, entries, embedder, rebuild=args.rebuild)
+        report = open_index(rag, entries, embedder, rebuild=args.rebuild).report
     except (GlossaryError, EmbedderError, IndexStoreError) as exc:
         print(f"anchorgpu ingest: {exc}", file=sys.stderr)
         return 1

@@ -10,22 +10,23 @@ from bot.middlewares.dedupe import DedupeMiddleware
 from bot.middlewares.dedupe_store import UpdateClaims
 from bot.middlewares.errors import ErrorBoundaryMiddleware
 from bot.middlewares.observe import ObserveMiddleware
-from bot.middlewares.ratelimit import RateLimitMiddleware, TokenBuckets
+from bot.middlewares.ratelimit import RateLimitMiddleware, RateLimits, build_rate_limits
 from bot.preferences import PreferenceStore
 from infra.settings import Settings
 
 
 def install(dispatcher: Dispatcher, settings: Settings, claims: UpdateClaims,
-            preferences: PreferenceStore) -> None:
+            preferences: PreferenceStore, rate_limits: RateLimits | None = None) -> None:
+    """`rate_limits`: the buckets (shared in Redis with DB_REDIS_URL); built from `settings` when not given,
+    then nobody closes them: the bot passes its runtime's."""
     # Outer update middlewares run in registration order: the first one wraps all the others.
     dispatcher.update.outer_middleware(ObserveMiddleware())
     dispatcher.update.outer_middleware(DedupeMiddleware(claims))
     dispatcher.update.outer_middleware(AllowListMiddleware(settings.telegram.allowed_chats))
     dispatcher.update.outer_middleware(ErrorBoundaryMiddleware())
     # Inner middlewares run only for updates a handler matched: group chatter costs nothing here.
-    buckets = TokenBuckets(settings.telegram.rate_limit_per_minute, settings.telegram.chat_rate_limit_per_minute)
     prefs = PreferencesMiddleware(preferences)
-    limits = RateLimitMiddleware(buckets)
+    limits = RateLimitMiddleware(rate_limits or build_rate_limits(settings))
     for observer in (dispatcher.message, dispatcher.callback_query, dispatcher.inline_query,
                      dispatcher.edited_message):
         observer.middleware(prefs)
