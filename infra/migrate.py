@@ -6,7 +6,7 @@ the CLI and the console chat on first use of a store, ``anchorgpu migrate`` on d
 
 * Replicas starting together do not race: the upgrade holds a lock — on PostgreSQL a transaction-scoped
   advisory lock (the whole upgrade is one transaction there), on a SQLite file a file lock beside the
-  database. Whoever waited finds the database already at head and does nothing.
+  database; inside one process an asyncio lock. Whoever waited finds the database at head and stops.
 * A database made by that last release (its tables from ``create_all``, no ``alembic_version``) keeps its
   rows: with all the baseline tables it is stamped ``0001``; with some of them (a front created only
   the tables it used) revision ``0001`` adds the missing ones.
@@ -22,6 +22,7 @@ import functools
 import hashlib
 import logging
 import time
+import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ async def migrate(engine: AsyncEngine) -> str:
     if current is not None and current not in _known_revisions():
         raise MigrationError(f"the database is at revision {current!r}, which this release does not know "
                              "(was it migrated by a newer release?)")
-    async with _sqlite_lock(engine), engine.begin() as conn:
+    async with _in_process_lock(), _sqlite_lock(engine), engine.begin() as conn:
         try:
             revision = await conn.run_sync(_upgrade)
         except CommandError as exc:
@@ -114,13 +115,16 @@ async def schema_differences(engine: AsyncEngine, metadata: MetaData) -> list[An
         return await conn.run_sync(_compare, metadata)
 
 
-async def write_revision(engine: AsyncEngine, metadata: MetaData, message: str) -> Path:
-    """A new revision file from the difference between the migrated database and ``metadata``.
+async def write_revision(engine: AsyncEngine, metadata: MetaData, message: str) -> Path | None:
+    """A new revision file from the difference between the migrated database and ``metadata``; None
+    (and no file) when there is none.
 
     For developers (``anchorgpu migrate --new MESSAGE``): the file is a draft to read and correct
     (autogenerate misses renames and server defaults); revisions may also be written by hand.
     """
     await migrate(engine)
+    if not await schema_differences(engine, metadata):
+        return None
     rev_id = f"{int(head_revision()) + 1:04d}"
     async with engine.begin() as conn:
         script = await conn.run_sync(lambda sync: command.revision(
@@ -186,6 +190,23 @@ def _upgrade(conn: Connection) -> str:
 def _compare(conn: Connection, metadata: MetaData) -> list[Any]:
     _use_schema(conn)
     return list(compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), metadata))
+
+
+_LOOP_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def _in_process_lock() -> asyncio.Lock:
+    """One upgrade at a time in this process (per event loop).
+
+    Alembic's ``op`` and ``context`` are module-level proxies to the migration being run, so two upgrades
+    interleaved on one thread (two engines, or one in-memory engine used twice) would send each other's
+    operations to the wrong connection. Across processes the database and file locks serialize them.
+    """
+    loop = asyncio.get_running_loop()
+    lock = _LOOP_LOCKS.get(loop)
+    if lock is None:
+        lock = _LOOP_LOCKS[loop] = asyncio.Lock()
+    return lock
 
 
 @contextlib.asynccontextmanager

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from infra.settings import SettingsError
 
-COMMAND_MODULES = ("chat", "ask", "search", "fit", "quote", "gpus", "run", "ingest", "bench")
+COMMAND_MODULES = ("chat", "ask", "search", "fit", "quote", "gpus", "run", "ingest", "migrate", "bench")
 
 
 class FriendlyParser(argparse.ArgumentParser):
