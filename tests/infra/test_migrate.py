@@ -166,7 +166,7 @@ async def test_a_database_of_a_newer_release_is_refused(sql_engine: AsyncEngine)
     await migrate(sql_engine)
     async with sql_engine.begin() as conn:
         await conn.execute(update(VERSIONS).values(version_num="9999"))
-    with pytest.raises(MigrationError, match="'9999'.*newer release"):
+    with pytest.raises(MigrationError, match=r"'9999'.*newer release"):
         await migrate(sql_engine)
 
 
