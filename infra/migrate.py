@@ -93,17 +93,20 @@ async def current_revision(engine: AsyncEngine) -> str | None:
 async def migrate(engine: AsyncEngine) -> str:
     """Bring the database to the newest revision (a no-op when it is there) and return that revision."""
     head = head_revision()
-    current = await current_revision(engine)
-    if current == head:
-        return head
-    if current is not None and current not in _known_revisions():
-        raise MigrationError(f"the database is at revision {current!r}, which this release does not know "
-                             "(was it migrated by a newer release?)")
-    async with _in_process_lock(), _sqlite_lock(engine), engine.begin() as conn:
-        try:
-            revision = await conn.run_sync(_upgrade)
-        except CommandError as exc:
-            raise MigrationError(f"migration failed: {exc}") from exc
+    # A SQLite file is locked before the first look, so that replicas never open a new file at the same
+    # moment (one of them switches it to WAL). PostgreSQL looks first and locks only to upgrade.
+    async with _sqlite_lock(engine):
+        current = await current_revision(engine)
+        if current == head:
+            return head
+        if current is not None and current not in _known_revisions():
+            raise MigrationError(f"the database is at revision {current!r}, which this release does not know "
+                                 "(was it migrated by a newer release?)")
+        async with _in_process_lock(), engine.begin() as conn:
+            try:
+                revision = await conn.run_sync(_upgrade)
+            except CommandError as exc:
+                raise MigrationError(f"migration failed: {exc}") from exc
     if revision != current:
         log.info("database migrated from %s to %s", current or "nothing", revision)
     return revision
