@@ -37,7 +37,7 @@ from bot.retry import TransientErrorRetry
 from bot.routers import build_root_router
 from bot.session import JsonBodySession
 from bot.streaming import ChatPacer
-from infra.db import create_schema
+from infra.migrate import migrate
 from infra.settings import PUBLIC_BOT_API, Settings
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ async def create_runtime(settings: Settings, services: Services | None = None) -
         warm_up = asyncio.create_task(answerer.warm_up())
     except Exception:  # the bot still serves /fit, /quote, /terms; questions say they are unavailable
         log.exception("question answering could not start")
-    await create_schema(services.engine)  # our tables (dedupe, preferences) and any other imported ones
+    await migrate(services.engine)  # every table (dedupe, preferences, FSM, quotes, history) at this release's schema
     ttl_s = settings.db.dedupe_ttl_hours * 3600.0
     claims: UpdateClaims = (RedisUpdateClaims(settings.db.redis_url, ttl_s) if settings.db.redis_url
                             else SqlUpdateClaims(services.engine, ttl_s))

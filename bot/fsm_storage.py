@@ -22,6 +22,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.batching import MicroBatcher
 from infra.db import Base, conflict_insert, run_in_transaction
+from infra.migrate import migrate
 from infra.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -49,8 +50,7 @@ class SqlAlchemyStorage(BaseStorage):
 
     async def _ensure_schema(self) -> None:
         if not self._schema_ready:
-            async with self.engine.begin() as conn:
-                await conn.run_sync(lambda sync: FSM.create(sync, checkfirst=True))
+            await migrate(self.engine)  # the bot migrated at start-up; this storage may be used alone
             self._schema_ready = True
 
     async def _upsert(self, key: StorageKey, values: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 """One async SQLAlchemy engine for the whole app: SQLite file by default, PostgreSQL by URL.
 
-Tables are declared on :class:`Base` in their own domain modules; :func:`create_schema` creates every
-table whose module has been imported.
+Tables are declared on :class:`Base` in their own domain modules and created by the migrations
+(:mod:`infra.migrate`; revisions in ``infra/migrations/versions``), never by ``create_all``.
 
 The hot path (update claims, FSM state reads, quote inserts: one tiny transaction per event-loop turn,
 see :mod:`infra.batching`) goes through :func:`run_in_transaction`. On PostgreSQL that is asyncpg,
@@ -59,14 +59,15 @@ def _sqlite_pragmas(dbapi_conn: Any, busy_timeout_ms: int, autocheckpoint: bool)
     cursor.close()
 
 
-def _sqlite_file(url: str) -> str | None:
+def sqlite_file(url: str) -> str | None:
+    """The database file of a SQLite URL; None for an in-memory or ``file:`` URI database."""
     database = make_url(url).database
     return database if database and database != ":memory:" and not database.startswith("file:") else None
 
 
 def create_engine(url: str) -> AsyncEngine:
     if url.startswith("sqlite"):
-        path = _sqlite_file(url)
+        path = sqlite_file(url)
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
@@ -179,11 +180,6 @@ def _is_busy(exc: OperationalError) -> bool:
 
 
 _FAST_PATHS: weakref.WeakKeyDictionary[AsyncEngine, SqliteFastPath] = weakref.WeakKeyDictionary()
-
-
-async def create_schema(engine: AsyncEngine) -> None:
-    async with engine.begin() as conn:
-        await conn.run_sync(Base.metadata.create_all)
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from sqlalchemy import BigInteger, DateTime, Integer, String, Table, Text, delete, select
+from sqlalchemy import BigInteger, DateTime, Integer, String, Text, delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.db import Base, session_factory
+from infra.migrate import migrate
 from infra.settings import Settings
 from models.base import estimate_tokens
 from rag.prompt import Turn
@@ -71,11 +72,6 @@ class SQLConversationStore:
         self.max_tokens = max_tokens
         self.count_tokens = count_tokens
         self._sessions = session_factory(engine)
-
-    async def create_table(self) -> None:
-        async with self.engine.begin() as conn:
-            table = cast(Table, ConversationTurnRow.__table__)
-            await conn.run_sync(Base.metadata.create_all, tables=[table])
 
     async def history(self, key: str) -> list[Turn]:
         async with self._sessions() as session:
@@ -156,12 +152,11 @@ class RedisConversationStore:
 
 async def build_conversation_store(settings: Settings, engine: AsyncEngine | None,
                                    count_tokens: TokenCounter = estimate_tokens) -> ConversationStore | None:
-    """Redis when ``DB_REDIS_URL`` is set, else the SQL table (created if missing); None without either."""
+    """Redis when ``DB_REDIS_URL`` is set, else the SQL table (the database migrated first); None without either."""
     budget = settings.llm.history_tokens
     if settings.db.redis_url:
         return RedisConversationStore(settings.db.redis_url, budget, count_tokens)
     if engine is None:
         return None
-    store = SQLConversationStore(engine, budget, count_tokens)
-    await store.create_table()
-    return store
+    await migrate(engine)
+    return SQLConversationStore(engine, budget, count_tokens)

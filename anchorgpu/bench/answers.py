@@ -52,6 +52,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     from app.faithfulness_facts import catalog_facts
     from app.services import Services
     from infra.db import create_engine, dispose_engine
+    from infra.migrate import migrate
     from infra.settings import LLMSettings
     from models import build_backend
     from rag.answer import Answerer, build_answerer
@@ -75,7 +76,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     with tempfile.TemporaryDirectory(prefix="bench-answers-") as tmp:
         engine = create_engine(f"sqlite+aiosqlite:///{Path(tmp) / 'history.db'}")
         history = SQLConversationStore(engine, settings.llm.history_tokens)
-        await history.create_table()
+        await migrate(engine)
         try:
             for mode in modes:
                 if mode == "model":

@@ -108,14 +108,13 @@ class PlacementService:
         self._ready_lock = asyncio.Lock()  # only guards one-time schema creation, not idempotency
 
     async def setup(self) -> None:
-        """Create the tables (idempotent) and forget expired keys; once, on first use."""
+        """Bring the schema to head (the quote service migrates it) and forget expired keys; once."""
         if self._ready:
             return
         async with self._ready_lock:
             if self._ready:
                 return
             await self.quotes.start()
-            await self.store.create_schema()
             await self.store.purge_expired_keys(self.clock())
             self._ready = True
 

@@ -201,10 +201,6 @@ class PlacementStore:
                            .returning(KEYS.c.placement_id))
         self._lock_rows = engine.dialect.name == "postgresql"
 
-    async def create_schema(self) -> None:
-        async with self.engine.begin() as conn:
-            await conn.run_sync(lambda sync: Base.metadata.create_all(sync, tables=TABLES))
-
     # ---- writing -------------------------------------------------------------------------------------
     def _key_row(self, owner: str, key: str, operation: str, fingerprint: str, placement_id: str,
                  response: dict[str, Any], now: dt.datetime) -> dict[str, Any]:

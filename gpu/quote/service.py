@@ -14,6 +14,7 @@ from gpu.prices import PriceList
 from gpu.quote.engine import Quote, compute_quote
 from gpu.quote.request import ParsedText, QuoteInputError, QuoteRequest, parse_quote_text
 from gpu.quote.store import IssuedQuote, QuoteStore
+from infra.migrate import migrate
 
 Clock = Callable[[], dt.datetime]
 
@@ -29,10 +30,10 @@ class QuoteService:
         self.store = QuoteStore(engine, retention_hours)
         self.clock = clock
         self._started = False
-        self._start_lock = asyncio.Lock()  # only guards one-time schema creation, not idempotency
+        self._start_lock = asyncio.Lock()  # only guards the one-time start, not idempotency
 
     async def start(self) -> None:
-        """Create the tables (idempotent), validate the price list, forget expired idempotency keys.
+        """Migrate the database (a no-op at head), validate the price list, forget expired idempotency keys.
 
         Runs once, on first use, so commands that never quote never touch the database.
         """
@@ -41,7 +42,7 @@ class QuoteService:
         async with self._start_lock:
             if self._started:
                 return
-            await self.store.create_schema()
+            await migrate(self.store.engine)
             self.prices()
             await self.store.purge_expired_keys(self.clock())
             self._started = True

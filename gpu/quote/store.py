@@ -155,10 +155,6 @@ class QuoteStore:
                             .on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
                             .returning(KEYS.c.quote_id))
 
-    async def create_schema(self) -> None:
-        async with self.engine.begin() as conn:
-            await conn.run_sync(lambda sync: Base.metadata.create_all(sync, tables=[QUOTES, KEYS]))
-
     # ---- issuing -------------------------------------------------------------------------------------
     async def issue(self, *, owner: str, key: str | None, request: QuoteRequest, request_text: str,
                     make_quote: Callable[[], Quote], now: dt.datetime | None = None) -> IssuedQuote:

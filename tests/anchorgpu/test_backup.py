@@ -13,7 +13,8 @@ import pytest
 
 from anchorgpu.cli import main
 from bot.preferences import PreferenceStore, scope_for
-from infra.db import create_engine, create_schema, dispose_engine
+from infra.db import create_engine, dispose_engine
+from infra.migrate import migrate
 from infra.settings import get_settings
 
 
@@ -53,7 +54,7 @@ class Writer(threading.Thread):
 async def test_a_backup_taken_during_writes_is_consistent_and_restores(
         database: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     engine = create_engine(f"sqlite+aiosqlite:///{database}")
-    await create_schema(engine)
+    await migrate(engine)
     await PreferenceStore(engine).set(scope_for("user", 7), 7, lang="en", answer_length="short")
     await dispose_engine(engine)
     with sqlite3.connect(database) as setup:

@@ -15,7 +15,8 @@ from bot import middlewares
 from bot.middlewares.dedupe_store import SqlUpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.preferences import PreferenceStore
-from infra.db import create_engine, create_schema
+from infra.db import create_engine
+from infra.migrate import migrate
 from infra.settings import Settings, TelegramSettings
 from tests.conftest import TEST_TOKEN
 from tests.telegram_stub import TelegramStub
@@ -24,7 +25,7 @@ from tests.telegram_stub import TelegramStub
 async def test_a_failing_handler_gets_an_apology_and_a_logged_trace(
         stub: TelegramStub, api_bot: Bot, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}")
-    await create_schema(engine)
+    await migrate(engine)
     claims = SqlUpdateClaims(engine, ttl_s=3600)
     settings = Settings(telegram=TelegramSettings(bot_token=TEST_TOKEN))  # type: ignore[arg-type]
     dispatcher = Dispatcher()

@@ -16,13 +16,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims
 from bot.middlewares.ratelimit import TokenBucket
 from bot.preferences import PreferenceStore, scope_for
-from infra.db import create_engine, create_schema
+from infra.db import create_engine
+from infra.migrate import migrate
 
 
 @pytest.fixture
 async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}")
-    await create_schema(engine)
+    await migrate(engine)
     yield engine
     await engine.dispose()
 
@@ -70,7 +71,7 @@ async def test_old_completed_claims_are_swept(engine: AsyncEngine) -> None:
 async def test_claims_on_postgres() -> None:
     engine = create_engine("postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     try:
-        await create_schema(engine)
+        await migrate(engine)
         update_id = uuid.uuid4().int % 2**53
         first, second = SqlUpdateClaims(engine, ttl_s=60), SqlUpdateClaims(engine, ttl_s=60)
         assert await first.claim(update_id)
@@ -114,7 +115,7 @@ def statements_on(table: str) -> Iterator[list[str]]:
 
 
 async def test_claims_and_completions_of_one_loop_turn_share_a_statement(sql_engine: AsyncEngine) -> None:
-    await create_schema(sql_engine)
+    await migrate(sql_engine)
     claims = SqlUpdateClaims(sql_engine, ttl_s=60)
     base = uuid.uuid4().int % 2**52
     ids = [base + n for n in range(5)]  # five updates of one getUpdates batch, handled concurrently

@@ -28,7 +28,7 @@ from bot.app import BotRuntime, create_bot, create_dispatcher
 from bot.health import HealthChecks
 from bot.middlewares.dedupe_store import SqlUpdateClaims
 from bot.preferences import PreferenceStore
-from infra.db import create_schema
+from infra.migrate import migrate
 from infra.settings import DataSettings, DBSettings, Settings, TelegramSettings
 from tests.conftest import TEST_TOKEN
 from tests.telegram_stub import TelegramStub
@@ -78,7 +78,7 @@ class Harness:
             db=DBSettings(url=f"sqlite+aiosqlite:///{self.state / 'fuzz.db'}"))
         services = Services.create(settings)
         engine = services.engine
-        await create_schema(engine)
+        await migrate(engine)
         self.runtime = BotRuntime(services=services, claims=SqlUpdateClaims(engine, 3600.0),
                                   preferences=PreferenceStore(engine), health=HealthChecks(services))
         self.bot = create_bot(settings)

@@ -217,11 +217,12 @@ async def test_console_chat_streams_the_answer_then_the_sources(
 async def test_follow_up_uses_the_stored_conversation_of_that_thread(
         retriever: HybridRetriever, tmp_path: Path) -> None:
     from infra.db import create_engine
+    from infra.migrate import migrate
     from rag.conversation import SQLConversationStore
 
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'c.db'}")
     store = SQLConversationStore(engine, max_tokens=500)
-    await store.create_table()
+    await migrate(engine)
     answerer = Answerer(retriever, None, conversations=store)  # retrieval-only keeps this test model-free
     first = final(await collect(answerer, "что такое H100?", key="-100:7"))
     assert first.sources[0].id == "h100"

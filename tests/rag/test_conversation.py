@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from infra.db import create_engine
+from infra.migrate import migrate
 from infra.settings import DBSettings, LLMSettings, Settings
 from rag.conversation import (
     ConversationStore,
@@ -54,7 +55,7 @@ async def test_sql_history_is_bounded_and_survives_a_restart(tmp_path: Path) -> 
     url = f"sqlite+aiosqlite:///{tmp_path / 'state.db'}"
     engine = create_engine(url)
     store = SQLConversationStore(engine, max_tokens=10, count_tokens=count_words)
-    await store.create_table()
+    await migrate(engine)
     await exercise_bound_and_isolation(store, "c")
     await store.append("c:5", "вопрос про H100", "ответ про H100 [1]")
     await engine.dispose()
