@@ -33,7 +33,10 @@ PRICE_QUESTION = re.compile(
     r"|\bhow\s+much\b[^?.!]{0,60}\b(cost|costs|rent|rental|pay|charge|charges)\b"
     r"|\bcosts?\b[^?.!]{0,40}\b(rent|rental|per\s+hour|an?\s+hour|hourly|per\s+month|per\s+day)\b"
     r"|\b(rent|rental|renting)\b[^?.!]{0,40}\bcosts?\b"
-    r"|\bцен[аыуе]?\b|\bцены\b|\bстоимост\w*|сколько\s+(стоит|стоят|будет\s+стоить)|\bпрайс\w*|\bрасценк\w*)")
+    r"|\bwhat\s+does\b[^?.!]{0,60}\bcost\b|\bcosts?\b[^?.!]{0,20}\bon[\s-]demand"
+    r"|\bhourly\s+(rate|price|cost)|\brate\s+per\s+hour|\bper[\s-]hour\s+(rate|price|cost)"
+    r"|\bцен[аыуе]?\b|\bцены\b|\bстоимост\w*|сколько\s+(стоит|стоят|будет\s+стоить)|\bпрайс\w*|\bрасценк\w*"
+    r"|\bпоч[её]м\b|\bтариф\w*)")
 # a price question is about renting compute: it names a GPU or rental words ("сколько стоит iPhone" is not)
 RENTAL_WORDS = re.compile(r"(?i)(аренд|арендов|rent|\bgpu|гпу|видеокарт|карт[аыу]\b|инстанс|instance|сервер|server|"
                           r"\bчас|hour|spot|спот|committed|on-demand|по требованию|прайс|price list|quote|расч[её]т)")

@@ -42,15 +42,20 @@ SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?!\[)|\n+")
 # A number a sentence states: not the digits of a name (H100, FP16, Q4_K_M), but 80 in "80 ГБ" or "80GB".
 _NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё\d_.,])(\d+(?:[.,]\d+)?)")
 _ANY_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-_NEGATIONS = frozenset({"не", "нет", "ни", "нельзя", "невозможно", "без", "not", "no", "never", "cannot",
-                        "without", "neither", "nor", "none", "nothing"})
+# "вместо хранения" / "instead of storing" negate what they govern: a sentence that "stores" restates a
+# source that recomputes "instead of storing" with the opposite polarity
+_NEGATIONS = frozenset({"не", "нет", "ни", "нельзя", "невозможно", "без", "вместо", "not", "no", "never",
+                        "cannot", "without", "neither", "nor", "none", "nothing", "instead"})
+_CLAUSE = re.compile(r"(?i),\s+|;\s+|\s+(?:и|а|но|однако|and|but|while|whereas)\s+")
+# "X — это Y", "X is a Y": the class a sentence puts X in must be the cited entry's word, not the model's
+_IS_A = re.compile(r"(?i)(?:\s[—–-]\s*это|\bэто|\bявляется|\bis\s+(?:a|an|the)|\bare)\s+([a-zа-яё0-9-]+)")
 _NOT_A_NEGATION = re.compile(r"(?i)\b(не\s+только|not\s+only|no\s+matter)\b")
 _YES_NO_START = re.compile(r"(?i)^\s*(да|нет|конечно|разумеется|yes|no|sure|of\s+course|certainly)\b[\s,.!—-]")
 _YES_NO_QUESTION = re.compile(
     r"(?i)(\bли\b|^\s*(правда|верно|можно|нужно|надо|должен|обязательно)\b|^\s*(is|are|do|does|did|can|could|will|"
     r"would|should|must|has|have|was|were|may)\b)")
 
-Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no"]
+Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "class"]
 
 
 @dataclass(frozen=True)
@@ -139,8 +144,8 @@ class SentenceVerifier:
         if not kept:
             return SentenceCheck(body, (), "unsupported")
         cited = tuple(kept)
-        reason = (self._yes_no(body) or self._number_check(body, cited) or self._subject(key, lemmas, cited)
-                  or self._polarity_check(body, lemmas, cited, cross_language))
+        reason = (self._yes_no(body) or self._number_check(body, cited) or self._class_check(body, cited)
+                  or self._subject(key, lemmas, cited) or self._polarity_check(body, lemmas, cited, cross_language))
         return SentenceCheck(body, cited, reason)
 
     @staticmethod
@@ -149,6 +154,16 @@ class SentenceVerifier:
 
     def _yes_no(self, body: str) -> Reason | None:
         return "yes_no" if self.yes_no and _YES_NO_START.match(body) else None
+
+    def _class_check(self, body: str, cited: Sequence[int]) -> Reason | None:
+        """"BM25 — это нейросеть": the word a definition puts its subject under must be in a cited entry
+        (a question "является ли BM25 нейросетью?" does not make it true)."""
+        allowed = set().union(*(self._words[n - 1] for n in cited))
+        for match in _IS_A.finditer(body):
+            head = content_lemmas(match.group(1))
+            if head and not set(head) & allowed:
+                return "class"
+        return None
 
     def _number_check(self, body: str, cited: Sequence[int]) -> Reason | None:
         allowed = self.question_numbers.union(*(self._numbers[n - 1] for n in cited))
@@ -189,10 +204,16 @@ class SentenceVerifier:
         if cross_language:
             # no shared words to find the restated sentence: some cited sentence must have the same polarity
             return None if any(_polarity(s) == sentence_polarity for s, _ in sources) else "polarity"
-        best_text, best_words = max(sources, key=lambda pair: len(lemmas & pair[1]))
-        overlap = len(lemmas & best_words) / len(lemmas) if lemmas else 0.0
-        if overlap >= POLARITY_OVERLAP and _polarity(best_text) != sentence_polarity:
-            return "polarity"
+        # clause by clause: "BM25 — это нейросеть, относится к традиционным методам" negates one source
+        # sentence ("BM25 не является нейросетью") and restates another
+        for clause in _CLAUSE.split(body):
+            words = set(content_lemmas(clause))
+            if len(words) < 2:
+                continue
+            best_text, best_words = max(sources, key=lambda pair: len(words & pair[1]))
+            overlap = len(words & best_words) / len(words)
+            if overlap >= POLARITY_OVERLAP and _polarity(best_text) != _polarity(clause):
+                return "polarity"
         return None
 
     def _attribute_across_languages(self, body: str, key: str) -> list[int]:

@@ -34,6 +34,9 @@ CASES = [
      "Остановка смоделированного размещения не приостанавливает оплаченный период [1].", None),
     (("000-gradient-checkpointing",), "what does gradient checkpointing trade off",
      "Gradient checkpointing trades off accuracy and speed [1].", "unsupported"),
+    # written by the default model in `anchorgpu bench answers`
+    (("000-gradient-checkpointing",), "gradient checkpointing хранит все активации?",
+     "Gradient checkpointing хранит все активации в памяти [1].", "polarity"),
 ]
 
 
@@ -69,3 +72,14 @@ def test_streaming_releases_only_complete_verified_sentences_renumbered() -> Non
     assert "Погода" not in text  # the unsupported sentence never appears
     assert text.strip().endswith("слоя [1].") and stream.answer.cited == [2]
     assert [check.rejected for check in stream.answer.rejected] == ["unsupported"]
+
+
+def test_a_definition_that_puts_its_subject_in_the_wrong_class_is_rejected() -> None:
+    # 003's entry says "BM25 не является нейросетью. Он относится к традиционным методам поиска…": the
+    # model's sentence restates the second and negates the first (written by the default model)
+    verifier = SentenceVerifier(context("003-bm25"), "является ли BM25 нейросетью?")
+    check = verifier.check("BM25 — это нейросеть, относится к традиционным методам поиска [1].")
+    assert check.rejected == "polarity", check
+    assert verifier.check("BM25 не является нейросетью и относится к традиционным методам поиска [1].").ok
+    # a class no cited entry names
+    assert verifier.check("BM25 — это трансформер для текстового поиска [1].").rejected in ("class", "unsupported")
