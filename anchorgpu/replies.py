@@ -67,7 +67,8 @@ def _catalog_reply(text: str, source_id: str, source: str, lang: Lang) -> dict[s
 async def reply_to_question(services: Services, question: str, *, lang: Lang | None,
                             conversation: str | None, out: TextIO | None) -> dict[str, Any]:
     """Answer one question; print the reply to ``out`` (streamed) when given; return the JSON document."""
-    intent = services.intents.classify_question(question)
+    previous = await services.answerer.previous_question(conversation) if services.answerer is not None else None
+    intent = services.intents.classify_question(question, previous)
     reply_lang: Lang = lang or detect_lang(question)
     document: dict[str, Any] = {}
     if intent.kind == "rule":

@@ -23,6 +23,7 @@ from gpu.catalog import GPUSpec, normalize_name
 from gpu.data import GpuData
 from gpu.fit.request import FitInputError
 from gpu.fit.service import FitService
+from rag.context import looks_like_follow_up
 from rag.rules import RuleAnswer, RuleBook
 
 IntentKind = Literal["command", "price", "rule", "fit", "gpu_spec", "glossary"]
@@ -100,9 +101,22 @@ class IntentClassifier:
             return Intent("command", text[command.end():].strip(), command=command.group(1).lower())
         return self.classify_question(text)
 
-    def classify_question(self, question: str) -> Intent:
-        """The intent of a question (no command parsing: ``/ask TEXT`` and addressed group messages)."""
-        question = question.strip()
+    def classify_question(self, question: str, previous: str | None = None) -> Intent:
+        """The intent of a question (no command parsing: ``/ask TEXT`` and addressed group messages).
+
+        ``previous``: the user's previous question in this conversation. A follow-up that asks for a spec
+        ("а какая у неё пропускная способность?" after "что такое H200?") takes its GPU from there.
+        """
+        intent = self._classify(question.strip())
+        if intent.kind == "glossary" and previous and looks_like_follow_up(question):
+            fields = spec_fields_asked(question)
+            named = self.gpus_named(previous) if fields else []
+            if named and not self.gpus_named(question):
+                return Intent("gpu_spec", question.strip(), gpu_ids=tuple(spec.id for spec in named),
+                              spec_fields=fields)
+        return intent
+
+    def _classify(self, question: str) -> Intent:
         if PRICE_QUESTION.search(question):
             priced = self.rentable_gpus_named(question)
             if priced or RENTAL_WORDS.search(question):

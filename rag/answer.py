@@ -375,6 +375,12 @@ class Answerer:
                 log.exception("could not store the conversation turn")
         return answer
 
+    async def previous_question(self, key: str | None) -> str | None:
+        """The user's last question in this conversation (the intent of a follow-up may depend on it)."""
+        if not key:
+            return None
+        return next((turn.text for turn in reversed(await self._history(key)) if turn.role == "user"), None)
+
     async def _history(self, key: str) -> list[Turn]:
         if self.conversations is None:
             return []

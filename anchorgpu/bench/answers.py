@@ -135,7 +135,7 @@ async def _answer(services: Any, answerer: Any, question: str, key: str) -> tupl
     from rag.prompt import detect_lang
 
     started = time.monotonic()
-    intent = services.intents.classify_question(question)
+    intent = services.intents.classify_question(question, await answerer.previous_question(key))
     lang = detect_lang(question)
     if intent.kind == "rule":
         return render_rule_answer(intent, lang), [a.entry for a in intent.rules], "catalog", 0.0

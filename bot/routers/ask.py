@@ -64,7 +64,9 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
         await reply_html(message, escape(t("question_too_long", lang, length=len(question),
                                            limit=MAX_QUESTION_CHARS)))
         return
-    intent = intents.classify_question(question)
+    key = conversation_key(message.chat.id, thread_of(message))
+    previous = await answerer.previous_question(key) if answerer is not None else None
+    intent = intents.classify_question(question, previous)
     # the answerer's rule for every kind of answer: the user's setting, else the question's language
     reply_lang: Lang = lang if lang_explicit else detect_lang(question)
     if intent.kind == "price":

@@ -35,3 +35,9 @@ def test_a_spec_question_about_a_family_covers_its_variants_and_asks_the_right_f
     assert intent.gpu_ids[0] == "h100-sxm" and "h100-pcie" in intent.gpu_ids
     assert intent.spec_fields == ("memory",)
     assert INTENTS.classify("what is the memory bandwidth of the MI300X?").spec_fields == ("bandwidth",)
+
+
+def test_a_follow_up_spec_question_takes_its_gpu_from_the_previous_question() -> None:
+    intent = INTENTS.classify_question("а какая у неё пропускная способность?", "что такое H200?")
+    assert intent.kind == "gpu_spec" and intent.gpu_ids == ("h200",) and intent.spec_fields == ("bandwidth",)
+    assert INTENTS.classify_question("а какая у неё пропускная способность?").kind == "glossary"
