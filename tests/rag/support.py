@@ -21,17 +21,26 @@ def rag_settings(chroma_path: Path, **overrides: object) -> Settings:
                                                          **overrides))  # type: ignore[arg-type]
 
 
-@cache
 def shared_chroma_dir(embedder: str = DEFAULT_EMBEDDER) -> Path:
+    # one cache key per embedder: shared_chroma_dir() and shared_chroma_dir(DEFAULT_EMBEDDER) are one folder
+    return _chroma_dir(embedder)
+
+
+@cache
+def _chroma_dir(embedder: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix="anchorgpu-test-chroma-"))
     atexit.register(shutil.rmtree, path, True)
     return path
 
 
-@cache
 def shared_retriever(embedder: str = DEFAULT_EMBEDDER) -> HybridRetriever:
     """Built once per process and embedder (embedding ~280 passages is the slow part) and shared by
-    tests/rag, tests/eval and the end-to-end tests."""
+    tests/rag, tests/eval and the end-to-end tests (which copy its folder)."""
+    return _retriever(embedder)
+
+
+@cache
+def _retriever(embedder: str) -> HybridRetriever:
     return build_retriever(rag_settings(shared_chroma_dir(embedder), embedding_model=embedder))
 
 
