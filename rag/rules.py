@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
+from rapidfuzz.distance import Levenshtein
 
 from infra.datafile import DataFile
 from rag.glossary import GlossaryEntry
@@ -31,6 +32,18 @@ _STATED_DAYS = {
     "month": re.compile(r"(?i)(месяц\w*|\bmonth)\W{0,3}(\w+\W+){0,3}?(?P<n>\d{1,3})\s*-?(дн|день|сут|days?)|"
                         r"(?P<m>\d{1,3})\s*-?(дн\w*|день|сут\w*|days?)\W{0,3}(\w+\W+){0,2}?(месяц|month)"),
 }
+
+
+# the words questions about the rules are made of, for typo correction (inflected forms people type)
+RULE_WORDS = (
+    "остановить", "остановлю", "остановка", "остановки", "остановил", "остановлю", "приостановить",
+    "приостановится", "приостанавливает", "платить", "заплатить", "оплатить", "оплачивать", "оплата", "оплаты",
+    "оплачивается", "списание", "списывать", "вернут", "вернуть", "возврат", "деньги", "аренду", "аренда",
+    "аренды", "размещение", "размещения", "неделя", "недели", "неделю", "месяц", "месяца", "месяце", "ключ",
+    "ключа", "идемпотентности", "повторно", "покупки", "покупка", "операции", "конфигурации", "придётся",
+    "придется", "остаток", "оставшуюся", "оставшиеся", "stop", "pause", "billing", "charged", "refund", "rental",
+    "placement", "idempotency", "reuse", "purchase",
+)
 
 
 class RulesError(ValueError):
@@ -120,12 +133,17 @@ def read_rules(path: Path) -> list[Rule]:
     return rules
 
 
+_WORD = re.compile(r"[а-яёa-z]+")
+MIN_TYPO_LEN = 5  # shorter words are too easily "corrected" into another word
+
+
 class RuleBook:
     """The rules file's one reader; matches questions against the current glossary's entries."""
 
     def __init__(self, data_dir: Path, glossary: DataFile[list[GlossaryEntry]]) -> None:
         self._rules: DataFile[list[Rule]] = DataFile(data_dir / RULES_FILE, read_rules)
         self._glossary = glossary
+        self._vocabulary: tuple[int, frozenset[str]] = (-1, frozenset())
 
     def rules(self) -> list[Rule]:
         return self._rules.get()
@@ -140,8 +158,43 @@ class RuleBook:
             if rule.quote not in " ".join(entry.definition.split()):
                 raise RulesError(f"rule {rule.id}: the quote is not in the definition of {rule.entry_id}")
 
+    def vocabulary(self) -> frozenset[str]:
+        """The words of the glossary and of the rules' own vocabulary (what a typo is corrected towards)."""
+        entries = self._glossary.get()
+        if self._vocabulary[0] != id(entries):
+            words = {w for e in entries for w in _WORD.findall(f"{e.term} {e.definition}".lower())}
+            words |= {w for rule in self.rules() for w in _WORD.findall(f"{rule.quote} {rule.en}".lower())}
+            words |= set(RULE_WORDS)
+            self._vocabulary = (id(entries), frozenset(words))
+        return self._vocabulary[1]
+
+    def corrected(self, question: str) -> str:
+        """The question with one-letter typos of longer words fixed towards the vocabulary ("остоновить
+        аренду и не плотить" → "остановить … платить"); a word already known, or with no single close
+        match, stays as it is."""
+        vocabulary = self.vocabulary()
+
+        def fix(match: re.Match[str]) -> str:
+            word = match.group(0)
+            lower = word.lower()
+            if len(lower) < MIN_TYPO_LEN or lower in vocabulary:
+                return word
+            close = {v for v in vocabulary if abs(len(v) - len(lower)) <= 1 and Levenshtein.distance(v, lower) <= 1}
+            return close.pop() if len(close) == 1 else word
+
+        return re.sub(r"[А-Яа-яЁёA-Za-z]+", fix, question)
+
     def match(self, question: str) -> list[RuleAnswer]:
-        """The rules a question is about, each with the yes/no it implies (None: quote only)."""
+        """The rules a question is about, each with the yes/no it implies (None: quote only). A question
+        that matches none is tried once more with its typos corrected."""
+        found = self._match(question)
+        if not found:
+            corrected = self.corrected(question)
+            if corrected != question:
+                found = self._match(corrected)
+        return found
+
+    def _match(self, question: str) -> list[RuleAnswer]:
         text = " ".join(question.split())
         entries = {entry.id: entry for entry in self._glossary.get()}
         found: list[RuleAnswer] = []

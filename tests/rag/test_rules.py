@@ -37,6 +37,8 @@ def test_every_rule_quotes_its_entry_verbatim() -> None:
     ("можно ли использовать тот же ключ идемпотентности для другой покупки?", "no"),
     ("can I reuse an idempotency key for a different order?", "no"),
     ("should I reuse the idempotency key when I retry the same request?", "yes"),
+    # typos: one letter off in the words that matter
+    ("можно остоновить аренду и не плотить за остаток недели?", "no"),
 ])
 def test_yes_no_questions_get_the_answer_the_rule_implies(question: str, verdict: str) -> None:
     answers = BOOK.match(question)
