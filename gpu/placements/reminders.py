@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import BigInteger, ForeignKey, String, Table, and_, or_, select, update
+from sqlalchemy import BigInteger, ColumnElement, ForeignKey, String, Table, and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -128,7 +128,7 @@ class ReminderStore:
         async with self.engine.connect() as conn:
             return {(r[0], r[1], int(r[2])) for r in (await conn.execute(query)).all()}
 
-    def _this(self, reminder: Reminder) -> object:
+    def _this(self, reminder: Reminder) -> ColumnElement[bool]:
         return and_(REMINDERS.c.placement_id == reminder.placement_id, REMINDERS.c.kind == reminder.kind,
                     REMINDERS.c.paid_until == reminder.epoch)
 
