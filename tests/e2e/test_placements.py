@@ -162,6 +162,13 @@ async def test_group_placements_belong_to_the_chat_and_only_admins_control_them(
     assert placements_in_db(state_dir, f"tg-chat:{group}")[0][1] == "stopped"
     assert "Остановлено" in str((stub.message(group, ask) or {})["text"])
 
+    # the chat's creator controls them too (getChatMember status "creator")
+    creator = 903
+    stub.creators[group].add(creator)
+    await press(stub, group, ask, button_with(stub, group, ask, f"pl:start:{pid}:2"), user_id=creator)
+    await stub.wait_for("sendMessage", _in(group, "снова работает"))
+    assert placements_in_db(state_dir, f"tg-chat:{group}")[0][1] == "running"
+
 
 async def test_reminders_are_sent_once_by_two_bot_processes(
         stub: TelegramStub, bot_factory: Callable[..., BotProcess], state_dir: Path, tmp_path: Path) -> None:
@@ -193,3 +200,7 @@ async def test_reminders_are_sent_once_by_two_bot_processes(
     expired = [c for c in stub.calls_to("sendMessage", chat) if "⌛" in c.params["text"]]
     assert len(expired) == 1 and len([c for c in stub.calls_to("sendMessage", chat) if "⏰" in c.params["text"]]) == 1
     assert second.proc is not None and second.proc.poll() is None
+    with sqlite3.connect(state_dir / "anchorgpu.db") as conn:
+        rows = conn.execute("SELECT kind, sent_at IS NOT NULL FROM placement_reminders WHERE placement_id = ?"
+                            " ORDER BY kind", (pid,)).fetchall()
+    assert rows == [("expired", 1), ("soon", 1)]
