@@ -31,6 +31,7 @@ from bot.health import HealthChecks, add_health_routes, start_health_server
 from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.middlewares.ratelimit import RateLimits, build_rate_limits
+from bot.placement_reminders import ReminderPoller, stop_task
 from bot.preferences import PreferenceStore
 from bot.response_models import PinResponseModels
 from bot.retry import TransientErrorRetry
@@ -66,12 +67,15 @@ class BotRuntime:
     health: HealthChecks
     warm_up: asyncio.Task[None] | None = None
     rate_limits: RateLimits | None = None  # None: in-process buckets built by middlewares.install
+    reminders: asyncio.Task[None] | None = None  # placement reminders, started with the dispatcher
 
     @property
     def engine(self) -> AsyncEngine:
         return self.services.engine
 
     async def aclose(self) -> None:
+        await stop_task(self.reminders)
+        self.reminders = None
         if self.warm_up is not None:
             self.warm_up.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -104,6 +108,7 @@ def injected_services(services: Services) -> dict[str, Any]:
     return {
         "services": services,
         "quotes": services.quotes,
+        "placements": services.placements,
         "fit": services.fit,
         "gpu_data": services.data,
         "intents": services.intents,
@@ -119,6 +124,19 @@ def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
     middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences, runtime.rate_limits)
     dispatcher.include_router(build_root_router())
     dispatcher.startup.register(_on_startup)
+
+    async def start_reminders(bot: Bot) -> None:
+        if runtime.reminders is None:
+            poller = ReminderPoller(bot, runtime.services.placements, runtime.preferences,
+                                    settings.telegram.placement_reminder_interval_s)
+            runtime.reminders = asyncio.create_task(poller.run_forever(), name="placement-reminders")
+
+    async def stop_reminders() -> None:  # before the bot's session closes: no send after shutdown
+        await stop_task(runtime.reminders)
+        runtime.reminders = None
+
+    dispatcher.startup.register(start_reminders)
+    dispatcher.shutdown.register(stop_reminders)
     return dispatcher
 
 

@@ -11,8 +11,8 @@ from infra.i18n import Lang, t
 
 log = logging.getLogger(__name__)
 
-PRIVATE_COMMANDS = ("start", "help", "ask", "fit", "quote", "quotes", "gpus", "terms", "stop", "settings")
-GROUP_COMMANDS = ("ask", "fit", "quote", "quotes", "gpus", "terms", "stop", "settings", "help")
+PRIVATE_COMMANDS = ("start", "help", "ask", "fit", "quote", "quotes", "placements", "gpus", "terms", "stop", "settings")
+GROUP_COMMANDS = ("ask", "fit", "quote", "quotes", "placements", "gpus", "terms", "stop", "settings", "help")
 
 
 def menu(commands: tuple[str, ...], lang: Lang) -> list[BotCommand]:

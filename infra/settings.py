@@ -72,6 +72,8 @@ class TelegramSettings(BaseSettings):
     allowed_chats: list[int] = Field(default_factory=list)
     rate_limit_per_minute: int = Field(20, ge=1)
     chat_rate_limit_per_minute: int = Field(60, ge=1)
+    # how often a replica looks for due placement reminders (bot/placement_reminders.py)
+    placement_reminder_interval_s: float = Field(30.0, gt=0, le=3600)
 
     @field_validator("api_base")
     @classmethod

@@ -125,6 +125,7 @@ class TelegramStub:
         self._call_event = asyncio.Condition()
         self._faults: dict[str, deque[Fault]] = defaultdict(deque)
         self.admins: dict[int, set[int]] = defaultdict(set)
+        self.creators: dict[int, set[int]] = defaultdict(set)  # getChatMember status "creator"
         self._runner: web.AppRunner | None = None
         self.port = 0
         self.tokens_seen: set[str] = set()
@@ -497,6 +498,8 @@ class TelegramStub:
         chat_id, user_id = int(params["chat_id"]), int(params["user_id"])
         status = "administrator" if user_id in self.admins[chat_id] else "member"
         user = {"id": user_id, "is_bot": False, "first_name": "Test"}
+        if user_id in self.creators[chat_id]:  # ChatMemberOwner
+            return {"status": "creator", "user": user, "is_anonymous": False}
         if status == "administrator":
             return {"status": status, "user": user, "can_be_edited": False, "is_anonymous": False,
                     "can_manage_chat": True, "can_delete_messages": True, "can_manage_video_chats": True,

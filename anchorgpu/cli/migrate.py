@@ -24,6 +24,7 @@ MODEL_MODULES = (
     "rag.conversation",
     "gpu.quote.store",
     "gpu.placements.store",
+    "gpu.placements.reminders",
     "bot.preferences",
     "bot.middlewares.dedupe_store",
     "bot.fsm_storage",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiogram import Router
 
-from bot.routers import ask, basics, fallback, fit, gpus, inline, quote, settings, stop, terms
+from bot.routers import ask, basics, fallback, fit, gpus, inline, placements, quote, settings, stop, terms
 
 
 def build_root_router() -> Router:
@@ -19,6 +19,8 @@ def build_root_router() -> Router:
     root.include_router(fit.router)
     # the guided /quote flow takes typed durations while it waits for one: before free text
     root.include_router(quote.router)
+    # «Арендовать» under a quote, /placements and its buttons
+    root.include_router(placements.router)
     # free text: a question (its intent picks price list, fit engine or answerer)
     root.include_router(ask.router)
     # Buttons no router claimed (stale or forged callback data) still get an answer.

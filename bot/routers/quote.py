@@ -43,6 +43,7 @@ from app.views.quote import (
 )
 from bot.faultpoints import crash_point
 from bot.filters import Sync
+from bot.routers.placement_buttons import rent_keyboard
 from gpu.quote.duration import Duration, Unit
 from gpu.quote.request import Pricing, QuoteInputError, QuoteRequest, parse_duration_or_error, split_key
 from gpu.quote.service import QuoteService
@@ -186,7 +187,7 @@ async def on_quote(message: Message, command: CommandObject, state: FSMContext, 
         await message.answer(escape(t("quote_unavailable", lang)))
         return
     crash_point(settings, "quote_stored")  # test-only, see bot/faultpoints.py
-    await message.answer(render_issued(issued, lang, HTML))
+    await message.answer(render_issued(issued, lang, HTML), reply_markup=rent_keyboard(issued.quote_id, lang))
 
 
 @router.message(Command("quotes"))
@@ -382,7 +383,7 @@ async def on_flow_confirm(callback: CallbackQuery, flow: Flow, state: FSMContext
         await callback.answer(t("quote_unavailable", lang), show_alert=True)
         return
     await state.clear()
-    await msg.edit_text(render_issued(issued, lang, HTML), reply_markup=None)
+    await msg.edit_text(render_issued(issued, lang, HTML), reply_markup=rent_keyboard(issued.quote_id, lang))
     await callback.answer()
 
 

@@ -153,13 +153,17 @@ class PlacementService:
         return await self._rent(owner=owner, actor=actor or owner, key=key, params=params, get_quote=quote)
 
     async def rent_quote(self, quote_id: str, *, owner: str, key: str | None = None,
-                         actor: str | None = None) -> PlacementResult:
-        """Rent a stored quote of this owner, at its prices (another owner's quote reads as not found)."""
+                         actor: str | None = None, quote_owner: str | None = None) -> PlacementResult:
+        """Rent a stored quote of this owner, at its prices (another owner's quote reads as not found).
+
+        ``quote_owner`` (default: ``owner``): whose quote it must be — a Telegram group rents for the chat
+        (``tg-chat:<chat>``) from a quote its admin asked for (``tg:<user>``)."""
         quote_id = check_quote_id(quote_id)
+        expected_owner = quote_owner or owner
 
         async def quote() -> tuple[Quote, str]:
             issued = await self.quotes.get(quote_id)
-            if issued is None or issued.owner != owner:
+            if issued is None or issued.owner != expected_owner:
                 raise PlacementNotFoundError(quote_id)
             if self.clock() > issued.quote.valid_until:
                 raise PlacementStateError(
