@@ -15,6 +15,7 @@ Both are kept ``FEEDBACK_RETENTION_DAYS`` days; :meth:`FeedbackStore.purge` (run
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import secrets
@@ -22,15 +23,18 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import (BigInteger, DateTime, ForeignKey, Index, Integer, String, Text, delete, func, select,
-                        update)
+from sqlalchemy import BigInteger, DateTime, ForeignKey, Index, Integer, String, Text, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.db import Base, conflict_insert
 from infra.settings import Settings
+
+if TYPE_CHECKING:
+    from rag.answer import Answer
+    from rag.retriever import HybridRetriever
 
 Vote = Literal["up", "down", "wrong"]
 VOTES: tuple[Vote, ...] = ("up", "down", "wrong")
@@ -278,6 +282,23 @@ class FeedbackStore:
         async with self.engine.connect() as conn:
             return [(_utc(at), vote) for at, vote in (await conn.execute(query)).all()]
 
+    async def counts_since(self, since: datetime) -> dict[str, int]:
+        """Answers sent, votes (👎 counts «неверно» too) and gaps by kind since ``since``: /admin's "today"."""
+        votes = await self.vote_counts(since=since)
+        counts = {"answers": len(await self.answers(since=since)), "up": votes.up, "down": votes.down + votes.wrong}
+        for gap in await self.gaps(since=since):
+            counts[gap.kind] = counts.get(gap.kind, 0) + 1
+        return counts
+
+    async def frequent_gaps(self, since: datetime, limit: int = 5) -> list[tuple[int, str, str]]:
+        """(count, kind, question) of the most frequent gap questions (same words, case aside)."""
+        seen: dict[tuple[str, str], list[Any]] = {}
+        for gap in await self.gaps(since=since, kinds=("unanswered", "downvoted", "fallback")):
+            key = (gap.kind, " ".join(gap.question.lower().split()))
+            seen.setdefault(key, [0, gap.kind, gap.question])[0] += 1
+        ranked = sorted(seen.values(), key=lambda item: -item[0])[:limit]
+        return [(int(count), str(kind), str(question)) for count, kind, question in ranked]
+
     async def vote_of(self, answer_id: str, user_id: int | str) -> tuple[str, str | None] | None:
         async with self.engine.connect() as conn:
             row = (await conn.execute(select(AnswerVoteRow.vote, AnswerVoteRow.reason).where(
@@ -305,3 +326,20 @@ def feedback_salt(settings: Settings) -> str:
 
 def build_feedback_store(settings: Settings, engine: AsyncEngine) -> FeedbackStore:
     return FeedbackStore(engine, feedback_salt(settings), settings.feedback.retention_days)
+
+
+NEAREST_K = 3
+
+
+async def nearest_entries(retriever: HybridRetriever, question: str, k: int = NEAREST_K) -> tuple[Nearest, ...]:
+    """The glossary entries nearest to the question and their fused retrieval scores (best first)."""
+    result = await asyncio.to_thread(retriever.search, question, k)
+    return tuple(Nearest(hit.entry.id, float(hit.score)) for hit in result.hits[:k])
+
+
+def recorded_answer(question: str, answer: Answer, nearest: Sequence[Nearest] = ()) -> RecordedAnswer:
+    return RecordedAnswer(
+        question=question, lang=answer.lang, text=answer.text, sources=tuple(e.id for e in answer.sources),
+        model=answer.model, status=answer.status,
+        rejected=tuple((check.rejected or "unsupported", check.text) for check in answer.rejected),
+        nearest=tuple(nearest))

@@ -95,7 +95,7 @@ def iso_week(moment: datetime) -> str:
 def quality_by_week(answers: Sequence[tuple[datetime, str]], votes: Sequence[tuple[datetime, str]],
                     ) -> list[dict[str, Any]]:
     """Per ISO week: answers, 👍 share of the votes, fallback share and refusal share of the answers."""
-    weeks: dict[str, dict[str, int]] = defaultdict(Counter)  # type: ignore[arg-type]
+    weeks: dict[str, dict[str, int]] = defaultdict(Counter)
     for at, status in answers:
         week = weeks[iso_week(at)]
         week["answers"] += 1
