@@ -9,8 +9,9 @@ vectors of paraphrases sit at 0.92-0.95, unrelated questions at 0.70-0.80 (measu
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -114,15 +115,20 @@ def quality_by_week(answers: Sequence[tuple[datetime, str]], votes: Sequence[tup
     return rows
 
 
-async def build_report(store: FeedbackStore, embedder: Embedder, *, since: datetime | None = None,
+async def build_report(store: FeedbackStore, embedder: Callable[[], Embedder], *, since: datetime | None = None,
                        threshold: float = DEFAULT_THRESHOLD, top: int = 10) -> dict[str, Any]:
-    """The ``anchorgpu report --json`` contract (see the README)."""
+    """The ``anchorgpu report --json`` contract (see the README). ``embedder`` is called (in a worker
+    thread: loading a model takes a while) only when there are questions to cluster."""
     counts = await store.vote_counts(since=since)
     gaps = await store.gaps(since=since)
     clusters: list[dict[str, Any]] = []
+    loaded: Embedder | None = None
     for kind in CLUSTER_KINDS:
         of_kind = [gap for gap in reversed(gaps) if gap.kind == kind]  # oldest first: stable examples
-        clusters += [c.to_json() for c in cluster_questions(embedder, [g.question for g in of_kind], kind=kind,
+        if not of_kind:
+            continue
+        loaded = loaded or await asyncio.to_thread(embedder)
+        clusters += [c.to_json() for c in cluster_questions(loaded, [g.question for g in of_kind], kind=kind,
                                                             gaps=of_kind, threshold=threshold)[:top]]
     clusters.sort(key=lambda c: -int(c["count"]))
     rejected = Counter(gap.detail or "?" for gap in gaps if gap.kind == "rejected")

@@ -78,8 +78,7 @@ async def on_report(message: Message, bot: Bot, settings: Settings, services: Se
         return
     since = datetime.now(UTC) - timedelta(days=REPORT_DAYS)
     try:
-        embedder = await asyncio.to_thread(_embedder, services)
-        report = await build_report(feedback, embedder, since=since)
+        report = await build_report(feedback, lambda: _embedder(services), since=since)
         chart = await asyncio.to_thread(render_quality_chart, report["weeks"])
     except Exception:
         log.exception("/report failed")
