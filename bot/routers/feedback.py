@@ -60,12 +60,14 @@ async def on_vote(callback: CallbackQuery, callback_data: VoteButton, state: FSM
         return
     await callback.answer(t("feedback_thanks_up" if vote == "up" else "feedback_thanks_down", lang))
     if vote == "wrong" and callback.message is not None and isinstance(callback.message, Message):
+        # waiting before the prompt is out: the user's reply may arrive before this handler resumes
+        await state.set_state(FeedbackReason.waiting)
+        await state.update_data(feedback_answer=callback_data.answer)
         prompt = await callback.message.answer(
             escape(t("feedback_ask_reason", lang)),
             reply_markup=ForceReply(force_reply=True, selective=True,
                                     input_field_placeholder=t("feedback_reason_placeholder", lang)))
-        await state.set_state(FeedbackReason.waiting)
-        await state.update_data(feedback_answer=callback_data.answer, feedback_prompt=prompt.message_id)
+        await state.update_data(feedback_prompt=prompt.message_id)
 
 
 @router.message(FeedbackReason.waiting, Command("cancel"))
