@@ -127,7 +127,8 @@ async def build_report(store: FeedbackStore, embedder: Callable[[], Embedder], *
         of_kind = [gap for gap in reversed(gaps) if gap.kind == kind]  # oldest first: stable examples
         if not of_kind:
             continue
-        loaded = loaded or await asyncio.to_thread(embedder)
+        if loaded is None:
+            loaded = await asyncio.to_thread(embedder)
         clusters += [c.to_json() for c in cluster_questions(loaded, [g.question for g in of_kind], kind=kind,
                                                             gaps=of_kind, threshold=threshold)[:top]]
     clusters.sort(key=lambda c: -int(c["count"]))

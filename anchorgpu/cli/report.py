@@ -45,7 +45,7 @@ def parse_since(value: str) -> datetime:
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
 
 
-async def _report(since: datetime | None, threshold: float | None, export: Path | None) -> tuple[dict[str, Any], int]:
+async def _report(since: datetime | None, threshold: float | None, export: bool) -> tuple[dict[str, Any], str | None]:
     from infra.db import create_engine, dispose_engine
     from infra.migrate import migrate
     from infra.settings import get_settings
@@ -60,13 +60,10 @@ async def _report(since: datetime | None, threshold: float | None, export: Path 
         store = build_feedback_store(settings, engine)
         report = await build_report(store, lambda: embedder_for(settings.rag), since=since,
                                     threshold=threshold or DEFAULT_THRESHOLD)
-        exported = 0
-        if export is not None:
+        exported = None
+        if export:
             gaps = list(reversed(await store.gaps(since=since, kinds=("unanswered", "downvoted", "fallback"))))
-            text = export_eval(gaps)
-            export.parent.mkdir(parents=True, exist_ok=True)
-            export.write_text(text, encoding="utf-8")
-            exported = text.count("\n- id: ")
+            exported = export_eval(gaps)
         return report, exported
     finally:
         await dispose_engine(engine)
@@ -87,14 +84,18 @@ def run(args: argparse.Namespace) -> int:
     from infra.settings import SettingsError
 
     try:
-        report, exported = asyncio.run(_report(since, args.threshold, args.export_eval))
+        report, exported = asyncio.run(_report(since, args.threshold, args.export_eval is not None))
     except SettingsError:
         raise
-    except OSError as exc:
-        return _fail(f"{type(exc).__name__}: {exc}", 1)
     except Exception as exc:  # an unreachable or broken database: one line, no traceback
         first = (str(exc).strip().splitlines() or [""])[0]
         return _fail(f"could not read the report: {type(exc).__name__}: {first}", 1)
+    if args.export_eval is not None and exported is not None:
+        try:
+            args.export_eval.parent.mkdir(parents=True, exist_ok=True)
+            args.export_eval.write_text(exported, encoding="utf-8")
+        except OSError as exc:
+            return _fail(f"cannot write {args.export_eval}: {exc}", 1)
     if args.chart is not None:
         from rag.gapchart import render_quality_chart
 
@@ -109,8 +110,9 @@ def run(args: argparse.Namespace) -> int:
         from app.views.report import render_report_text
 
         print(render_report_text(report, args.lang))
-    if args.export_eval is not None:
-        print(f"wrote {exported} item(s) to {args.export_eval}", file=sys.stderr)
+    if args.export_eval is not None and exported is not None:
+        items = exported.count("\n- id: ")
+        print(f"wrote {items} item(s) to {args.export_eval}", file=sys.stderr)
     if args.chart is not None:
         print(f"wrote the chart to {args.chart}", file=sys.stderr)
     return 0

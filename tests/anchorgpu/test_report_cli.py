@@ -68,4 +68,5 @@ def test_text_report_and_bad_arguments(tmp_path: Path) -> None:
     assert empty.returncode == 0, empty.stderr
     assert "No unanswered or downvoted questions." in empty.stdout
     bad = report(tmp_path, "--since", "yesterday")
-    assert bad.returncode == 2 and bad.stderr == "anchorgpu report: --since: 'yesterday' is not a date (use YYYY-MM-DD)\n"
+    assert bad.returncode == 2
+    assert bad.stderr == "anchorgpu report: --since: 'yesterday' is not a date (use YYYY-MM-DD)\n"

@@ -4,11 +4,9 @@ read back by `anchorgpu report --json` as an operator runs it."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from tests.conftest import REPO_ROOT, BotProcess
 from tests.e2e.test_quote import NO_LIMITS, buttons, find_message, press, wait_ready
