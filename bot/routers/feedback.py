@@ -12,12 +12,13 @@ import logging
 
 from aiogram import F, Router
 from aiogram.dispatcher.event.bases import SkipHandler
-from aiogram.filters import Command
+from aiogram.filters import Command, StateFilter
 from aiogram.filters.callback_data import CallbackData
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import CallbackQuery, ForceReply, InlineKeyboardButton, InlineKeyboardMarkup, Message
 
+from bot.filters import Sync
 from bot.streaming import reply_html
 from infra.i18n import Lang, t
 from infra.markup import escape
@@ -70,19 +71,19 @@ async def on_vote(callback: CallbackQuery, callback_data: VoteButton, state: FSM
         await state.update_data(feedback_prompt=prompt.message_id)
 
 
-@router.message(FeedbackReason.waiting, Command("cancel"))
+@router.message(StateFilter(FeedbackReason.waiting), Command("cancel"))
 async def on_reason_cancelled(message: Message, state: FSMContext, lang: Lang = "ru") -> None:
     await state.clear()
     await reply_html(message, escape(t("feedback_reason_cancelled", lang)))
 
 
-@router.message(FeedbackReason.waiting, F.text.startswith("/"))
+@router.message(StateFilter(FeedbackReason.waiting), Sync(F.text.startswith("/")))
 async def on_other_command(message: Message, state: FSMContext) -> None:
     await state.clear()  # another command: no reason after all; the command is handled as usual
     raise SkipHandler
 
 
-@router.message(FeedbackReason.waiting, F.text)
+@router.message(StateFilter(FeedbackReason.waiting), Sync(F.text))
 async def on_reason(message: Message, state: FSMContext, feedback: FeedbackStore | None = None,
                     lang: Lang = "ru") -> None:
     data = await state.get_data()
