@@ -3,14 +3,16 @@ read back by `anchorgpu report --json` as an operator runs it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from collections.abc import Callable
 
 from tests.conftest import REPO_ROOT, BotProcess
+from tests.e2e.telegram_helpers import group_message
 from tests.e2e.test_quote import NO_LIMITS, buttons, find_message, press, wait_ready
-from tests.telegram_stub import TelegramStub, parse_html
+from tests.telegram_stub import BOT_USERNAME, TelegramStub, parse_html
 
 ADMIN = 9001
 
@@ -48,8 +50,20 @@ async def test_a_downvote_in_telegram_shows_up_in_the_report(stub: TelegramStub,
     stub.message_update("путает кэш с весами", chat_id=7301, user_id=7302)
     await stub.wait_for("sendMessage", _answer_to(7301, "причина записана"), timeout=30)
 
+    # in a group too: the answer (a reply in the group) carries the buttons
+    group_message(stub, f"@{BOT_USERNAME} что такое NVLink?", chat_id=-7320, user_id=7321)
+    await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == -7320, timeout=120)
+    for _ in range(600):  # a group answer may stream into a placeholder first: the buttons come with the final
+        in_group = [m for m in stub.bot_messages(-7320) if "fb:" in json.dumps(m.get("reply_markup") or {})]
+        if in_group:
+            break
+        await asyncio.sleep(0.2)
+    assert in_group, bot.log()[-2000:]
+    group_up = buttons(stub, -7320, int(in_group[-1]["message_id"]))[0]
+    await press(stub, -7320, int(in_group[-1]["message_id"]), group_up, user_id=7321)
+
     report = report_json(bot)
-    assert report["feedback"] == {"up": 0, "down": 2, "wrong": 1}, report
+    assert report["feedback"] == {"up": 1, "down": 2, "wrong": 1}, report
     downvoted = [c for c in report["clusters"] if c["kind"] == "downvoted"]  # type: ignore[union-attr,index]
     assert downvoted and downvoted[0]["count"] == 2 and downvoted[0]["examples"] == ["что такое KV-кэш?"]
     assert downvoted[0]["nearest"], "the nearest entries were logged with the answer"
