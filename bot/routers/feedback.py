@@ -66,7 +66,7 @@ async def on_vote(callback: CallbackQuery, callback_data: VoteButton, state: FSM
         await state.update_data(feedback_answer=callback_data.answer)
         prompt = await callback.message.answer(
             escape(t("feedback_ask_reason", lang)),
-            reply_markup=ForceReply(force_reply=True, selective=True,
+            reply_markup=ForceReply(force_reply=True,
                                     input_field_placeholder=t("feedback_reason_placeholder", lang)))
         await state.update_data(feedback_prompt=prompt.message_id)
 
