@@ -40,6 +40,7 @@ from bot.session import JsonBodySession
 from bot.streaming import ChatPacer
 from infra.migrate import migrate
 from infra.settings import PUBLIC_BOT_API, Settings
+from rag.gaplog import FeedbackStore, build_feedback_store
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ class BotRuntime:
     warm_up: asyncio.Task[None] | None = None
     rate_limits: RateLimits | None = None  # None: in-process buckets built by middlewares.install
     reminders: asyncio.Task[None] | None = None  # placement reminders, started with the dispatcher
+    feedback: FeedbackStore | None = None  # votes and the gap log; None: answers go without vote buttons
 
     @property
     def engine(self) -> AsyncEngine:
@@ -100,7 +102,21 @@ async def create_runtime(settings: Settings, services: Services | None = None) -
     claims: UpdateClaims = (RedisUpdateClaims(settings.db.redis_url, ttl_s) if settings.db.redis_url
                             else SqlUpdateClaims(services.engine, ttl_s))
     return BotRuntime(services=services, claims=claims, preferences=PreferenceStore(services.engine),
-                      health=HealthChecks(services), warm_up=warm_up, rate_limits=build_rate_limits(settings))
+                      health=HealthChecks(services), warm_up=warm_up, rate_limits=build_rate_limits(settings),
+                      feedback=await _feedback_store(settings, services))
+
+
+async def _feedback_store(settings: Settings, services: Services) -> FeedbackStore | None:
+    """The feedback store, its rows past FEEDBACK_RETENTION_DAYS purged; None (logged) when it cannot start."""
+    try:
+        store = build_feedback_store(settings, services.engine)
+        purged = await store.purge()
+    except Exception:
+        log.exception("feedback and the gap log are off")
+        return None
+    if purged:
+        log.info("purged %d feedback and gap-log rows older than %d days", purged, store.retention_days)
+    return store
 
 
 def injected_services(services: Services) -> dict[str, Any]:
@@ -119,7 +135,8 @@ def injected_services(services: Services) -> dict[str, Any]:
 
 def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
     dispatcher = Dispatcher(storage=build_fsm_storage(settings, runtime.engine), settings=settings,
-                            pacer=ChatPacer(), preferences=runtime.preferences,
+                            pacer=ChatPacer(), preferences=runtime.preferences, feedback=runtime.feedback,
+                            health=runtime.health,
                             **injected_services(runtime.services))
     middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences, runtime.rate_limits)
     dispatcher.include_router(build_root_router())

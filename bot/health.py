@@ -34,6 +34,23 @@ class HealthChecks:
             log.warning("health: database unreachable: %s", exc)
             return False
 
+    async def redis(self) -> bool | None:
+        """None when no Redis is configured (DB_REDIS_URL unset)."""
+        url = self.services.settings.db.redis_url
+        if not url:
+            return None
+        import redis.asyncio as redis_asyncio
+
+        client: Any = redis_asyncio.from_url(url)
+        try:
+            async with asyncio.timeout(3):
+                return bool(await client.ping())
+        except Exception as exc:
+            log.warning("health: Redis unreachable: %s", exc)
+            return False
+        finally:
+            await client.aclose()
+
     def model(self) -> bool:
         answerer = self.services.answerer
         return answerer is not None and answerer.backend is not None

@@ -74,6 +74,8 @@ class TelegramSettings(BaseSettings):
     chat_rate_limit_per_minute: int = Field(60, ge=1)
     # how often a replica looks for due placement reminders (bot/placement_reminders.py)
     placement_reminder_interval_s: float = Field(30.0, gt=0, le=3600)
+    # Telegram user ids allowed /admin and /report (a JSON list); everyone else is told the command is unknown.
+    admin_ids: list[int] = Field(default_factory=list)
 
     @field_validator("api_base")
     @classmethod
@@ -172,6 +174,17 @@ class DBSettings(BaseSettings):
         return value
 
 
+class FeedbackSettings(BaseSettings):
+    """Votes on answers and the gap log (rag/gaplog.py)."""
+
+    model_config = _section("FEEDBACK_")
+
+    # Salt of the SHA-256 that stands for a user id (raw ids are never stored). Unset: a random salt is
+    # made once and kept in ANCHORGPU_STATE_DIR/feedback.salt. Changing it makes old votes someone else's.
+    user_salt: SecretStr | None = None
+    retention_days: int = Field(90, ge=1, le=3650)  # older answer records, votes and gaps are purged at start
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", frozen=True)
 
@@ -180,6 +193,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     rag: RAGSettings = Field(default_factory=RAGSettings)
     db: DBSettings = Field(default_factory=DBSettings)
+    feedback: FeedbackSettings = Field(default_factory=FeedbackSettings)
 
 
 class SettingsError(RuntimeError):
@@ -198,7 +212,8 @@ def describe_validation_error(exc: ValidationError, prefix: str) -> str:
 def load_settings() -> Settings:
     sections: dict[str, BaseSettings] = {}
     for attr, cls in (("data", DataSettings), ("telegram", TelegramSettings), ("llm", LLMSettings),
-                      ("rag", RAGSettings), ("db", DBSettings)):
+                      ("rag", RAGSettings), ("db", DBSettings),
+                     ("feedback", FeedbackSettings)):
         try:
             sections[attr] = cls()
         except ValidationError as exc:

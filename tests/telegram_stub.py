@@ -426,7 +426,8 @@ class TelegramStub:
         }
         if params.get("message_thread_id"):
             message["message_thread_id"] = params["message_thread_id"]
-        if params.get("reply_markup"):
+        # like Telegram: a sent message carries only an inline keyboard (ForceReply / reply keyboards are not echoed)
+        if isinstance(params.get("reply_markup"), dict) and "inline_keyboard" in params["reply_markup"]:
             message["reply_markup"] = params["reply_markup"]
         self._messages[(chat_id, message["message_id"])] = message
         return message

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from infra.settings import SettingsError
 
 COMMAND_MODULES = ("chat", "ask", "search", "fit", "quote", "rent", "placements", "stop", "start", "extend", "gpus",
-                   "run", "ingest", "migrate", "backup", "bench")
+                   "run", "ingest", "migrate", "backup", "report", "bench")
 
 
 class FriendlyParser(argparse.ArgumentParser):

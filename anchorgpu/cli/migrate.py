@@ -28,6 +28,7 @@ MODEL_MODULES = (
     "bot.preferences",
     "bot.middlewares.dedupe_store",
     "bot.fsm_storage",
+    "rag.gaplog",
 )
 
 

@@ -9,7 +9,21 @@ from __future__ import annotations
 
 from aiogram import Router
 
-from bot.routers import ask, basics, fallback, fit, gpus, inline, placements, quote, settings, stop, terms
+from bot.routers import (
+    admin,
+    ask,
+    basics,
+    fallback,
+    feedback,
+    fit,
+    gpus,
+    inline,
+    placements,
+    quote,
+    settings,
+    stop,
+    terms,
+)
 
 
 def build_root_router() -> Router:
@@ -17,6 +31,9 @@ def build_root_router() -> Router:
     root.include_routers(basics.router, stop.router, settings.router, terms.router, gpus.router,
                          inline.router)
     root.include_router(fit.router)
+    # operators' commands; vote buttons and the «неверно» reason (a typed line while it waits for one)
+    root.include_router(admin.router)
+    root.include_router(feedback.router)
     # the guided /quote flow takes typed durations while it waits for one: before free text
     root.include_router(quote.router)
     # «Арендовать» under a quote, /placements and its buttons

@@ -25,6 +25,7 @@ from app.views.prices import render_price_answer
 from bot import metrics
 from bot.filters import AddressedQuestion, Sync, thread_of
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
+from bot.routers.feedback import feedback_keyboard
 from bot.routers.fit import send_fit
 from bot.streaming import AnswerStream, ChatPacer, Target, reply_html, send_html
 from gpu.data import GpuData
@@ -33,7 +34,9 @@ from infra.i18n import Lang, t
 from infra.markup import HTML, escape
 from rag.answer import Answer, Answerer, Delta, Done, Generating, Queued
 from rag.conversation import conversation_key
+from rag.gaplog import FeedbackStore, nearest_entries, recorded_answer
 from rag.prompt import detect_lang
+from rag.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
@@ -44,19 +47,21 @@ MAX_QUESTION_CHARS = 2000
 @router.message(Command("ask"))
 async def on_ask(message: Message, command: CommandObject, bot: Bot, intents: IntentClassifier,
                  gpu_data: GpuData, fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
-                 lang_explicit: bool, answer_length: AnswerLength) -> None:
+                 lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
+                 retriever: HybridRetriever | None = None) -> None:
     question = (command.args or "").strip()
     replied = message.reply_to_message
     if not question and replied is not None and (replied.text or replied.caption):
         question = (replied.text or replied.caption or "").strip()  # "/ask" in reply to a question
     await on_question(message, question, bot, intents, gpu_data, fit, answerer, pacer, lang, lang_explicit,
-                      answer_length)
+                      answer_length, feedback, retriever)
 
 
 @router.message(Sync(F.text), AddressedQuestion())
 async def on_question(message: Message, question: str, bot: Bot, intents: IntentClassifier, gpu_data: GpuData,
                       fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
-                      lang_explicit: bool, answer_length: AnswerLength) -> None:
+                      lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
+                      retriever: HybridRetriever | None = None) -> None:
     if not question:
         await reply_html(message, escape(t("ask_usage", lang)))
         return
@@ -79,12 +84,14 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
         await send_fit(message, bot, fit, question, reply_lang)
     else:
         await answer_question(message, question, bot=bot, answerer=answerer, pacer=pacer, lang=lang,
-                              lang_explicit=lang_explicit, answer_length=answer_length)
+                              lang_explicit=lang_explicit, answer_length=answer_length, feedback=feedback,
+                              retriever=retriever)
 
 
 async def answer_question(message: Message, question: str, *, bot: Bot, answerer: Answerer | None,
                           pacer: ChatPacer, lang: Lang, lang_explicit: bool = False,
-                          answer_length: AnswerLength = "normal") -> None:
+                          answer_length: AnswerLength = "normal", feedback: FeedbackStore | None = None,
+                          retriever: HybridRetriever | None = None) -> None:
     is_private = message.chat.type == ChatType.PRIVATE
     thread_id = thread_of(message)
     target = Target(chat_id=message.chat.id, thread_id=thread_id,
@@ -120,8 +127,25 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
         body = render_reply(final, HTML)
         if final.status == "cancelled" and final.notice and final.notice not in final.text:
             body += f"\n\n<i>{escape(final.notice)}</i>"
-        await stream.finish(body)
+        answer_id = await _record(feedback, retriever, question, final)
+        await stream.finish(body, reply_markup=feedback_keyboard(answer_id, final.lang) if answer_id else None)
     _observe(final, generation_s)
+
+
+async def _record(feedback: FeedbackStore | None, retriever: HybridRetriever | None, question: str,
+                  answer: Answer) -> str | None:
+    """The sent answer (and its gaps) in the feedback store; its id goes into the vote buttons.
+
+    Never in the way of the answer: a store that fails means an answer without buttons.
+    """
+    if feedback is None or answer.status == "cancelled":
+        return None
+    try:
+        nearest = await nearest_entries(retriever, question) if retriever is not None else ()
+        return await feedback.record_answer(recorded_answer(question, answer, nearest))
+    except Exception:
+        log.exception("could not record the answer for feedback")
+        return None
 
 
 def _observe(answer: Answer, generation_s: float) -> None:
