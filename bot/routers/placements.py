@@ -25,6 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.views.placements import render_placement_error, render_placements, render_result
 from app.views.quote import money, pricing_label
+from bot.faultpoints import crash_point
 from bot.routers.placement_buttons import (
     PlacementAction,
     RentButton,
@@ -42,6 +43,7 @@ from gpu.quote.request import QuoteInputError
 from gpu.quote.service import QuoteService
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
+from infra.settings import Settings
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
@@ -151,7 +153,7 @@ async def on_rent(callback: CallbackQuery, callback_data: RentButton, bot: Bot, 
 
 @router.callback_query(RentConfirm.filter())
 async def on_rent_confirm(callback: CallbackQuery, callback_data: RentConfirm, bot: Bot,
-                          placements: PlacementService, lang: Lang) -> None:
+                          placements: PlacementService, settings: Settings, lang: Lang) -> None:
     controlled = await _controlling(callback, bot, lang)
     if controlled is None:
         return
@@ -170,6 +172,7 @@ async def on_rent_confirm(callback: CallbackQuery, callback_data: RentConfirm, b
     except (SQLAlchemyError, OSError):
         await _unavailable(callback, lang)
         return
+    crash_point(settings, "placement_stored")  # test-only, see bot/faultpoints.py
     # a replay draws the same result again (harmless if it is already there)
     await _edit(message, _result_text(result, lang), _row_markup(result, lang))
     await callback.answer(t("tgp_already_done", lang) if result.replayed else None)

@@ -195,10 +195,10 @@ class InfraBot:
     crash_flag: Path
     tmp: Path
 
-    async def stored(self, chat_id: int) -> list[str]:
+    async def stored(self, chat_id: int, table: str = "quotes") -> list[str]:
         conn = await asyncpg.connect(self.db_url)
         try:
-            rows = await conn.fetch("SELECT id FROM quotes WHERE owner = $1", f"tg:{chat_id}")
+            rows = await conn.fetch(f"SELECT id FROM {table} WHERE owner = $1", f"tg:{chat_id}")
         finally:
             await conn.close()
         return [r["id"] for r in rows]
@@ -289,3 +289,52 @@ async def test_sigkill_between_store_and_reply_then_redelivery(infra_bot: InfraB
     replies = stub.sent_texts(chat_id)
     assert len(replies) == 1, replies
     assert stored[0] in str(calls[0].params["text"])
+
+
+async def test_sigkill_between_storing_a_placement_and_replying_then_redelivery(infra_bot: InfraBot) -> None:
+    """The placements issue's fault case: the rent is committed, the process dies before it answers, and
+    the redelivered button press answers with the same placement (the key is the confirmation message)."""
+    stub = infra_bot.stub
+    chat_id = next(CHATS)
+
+    def keyboard(message: dict[str, object]) -> list[str]:
+        rows = (message.get("reply_markup") or {}).get("inline_keyboard", [])  # type: ignore[attr-defined]
+        return [button["callback_data"] for row in rows for button in row]
+
+    async def latest_with(prefix: str) -> dict[str, object]:
+        for _ in range(600):
+            for message in reversed(stub.messages_in(chat_id)):
+                if any(data.startswith(prefix) for data in keyboard(message)):
+                    return message
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"no message with a {prefix} button: {stub.sent_texts(chat_id)}")
+
+    stub.message_update("/quote h100 x2 2 days committed", chat_id=chat_id, user_id=chat_id, language_code="en")
+    quoted = await latest_with("rent:")
+    stub.callback_update(next(d for d in keyboard(quoted) if d.startswith("rent:")), message=quoted,
+                         user_id=chat_id, language_code="en")
+    confirmation = await latest_with("rentc:1:")
+    confirm = next(d for d in keyboard(confirmation) if d.startswith("rentc:1:"))
+    press = {"callback_query": {"id": "cb-rent-confirm", "chat_instance": "ci-1", "data": confirm,
+                                "message": confirmation, "from": {"id": chat_id, "is_bot": False,
+                                                                  "first_name": "Test", "language_code": "en"}}}
+    infra_bot.crash_flag.write_text("placement_stored")
+    update_id = stub.push_update(press)
+    proc = infra_bot.bot.proc
+    assert proc is not None
+    for _ in range(300):
+        if proc.poll() is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert proc.returncode == -9, "the crash point did not fire"
+    placed = await infra_bot.stored(chat_id, "placements")
+    assert len(placed) == 1  # committed before the crash
+    edits_before = len(stub.calls_to("editMessageText"))
+    infra_bot.bot = BotProcess(infra_bot.env, infra_bot.tmp / "bot-restarted-placement.log")
+    infra_bot.bot.start()
+    stub.push_update(press, update_id=update_id)  # Telegram's redelivery of the unanswered press
+    edits = await stub.wait_for("editMessageText", lambda c: c.params.get("chat_id") == chat_id,
+                                timeout=BOOT_TIMEOUT, count=edits_before + 1)
+    await asyncio.sleep(2)
+    assert await infra_bot.stored(chat_id, "placements") == placed  # the same one, not a second
+    assert placed[0] in str(edits[-1].params["text"])
