@@ -28,7 +28,7 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
     result = report["extractive"]
     assert result["contradicted"] == 0.0 and result["unsupported"] == 0.0, result
     assert result["rental_correct"] == 1.0
-    assert result["refusal_recall"] >= 0.95 and result["answered"] >= 0.8
+    assert result["refusal_recall"] >= 0.9 and result["answered"] >= 0.85
 
 
 def test_generated_answers_are_verified(tmp_path: Path) -> None:
