@@ -35,6 +35,11 @@ class PriceBook:
     def version(self) -> int:
         return self._file.version
 
+    def version_now(self) -> int:
+        """The version after noticing an edit (one stat())."""
+        self._file.get()
+        return self._file.version
+
     def current(self) -> PriceList:
         return self._file.get()
 

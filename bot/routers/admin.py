@@ -9,12 +9,13 @@ import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
 
-from aiogram import Bot, Router
+from aiogram import Bot, F, Router
 from aiogram.filters import Command
 from aiogram.types import BufferedInputFile, Message
 
 from app.services import Services
 from app.views.report import render_admin_status, render_report_text
+from bot.filters import Sync
 from bot.health import HealthChecks
 from bot.streaming import reply_html, reply_parameters, target_of
 from infra.i18n import Lang, t
@@ -37,6 +38,10 @@ def is_admin(message: Message, settings: Settings) -> bool:
 
 async def _refuse(message: Message, lang: Lang) -> None:
     await reply_html(message, escape(t("admin_unknown_command", lang)))
+
+
+# the two admin commands are rare: a prefix check keeps every other update from parsing them as commands
+router.message.filter(Sync(F.text.startswith(("/admin", "/report"))))
 
 
 @router.message(Command("admin"))

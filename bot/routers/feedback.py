@@ -37,6 +37,11 @@ class FeedbackReason(StatesGroup):
     waiting = State()
 
 
+# Messages reach this router's handlers only while a reason is awaited: one state check per update, not
+# one per handler (every message of every chat passes here).
+router.message.filter(StateFilter(FeedbackReason.waiting))
+
+
 def feedback_keyboard(answer_id: str, lang: Lang) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(inline_keyboard=[[
         InlineKeyboardButton(text=t(f"feedback_{vote}", lang), callback_data=VoteButton(answer=answer_id,
@@ -71,19 +76,19 @@ async def on_vote(callback: CallbackQuery, callback_data: VoteButton, state: FSM
         await state.update_data(feedback_prompt=prompt.message_id)
 
 
-@router.message(StateFilter(FeedbackReason.waiting), Command("cancel"))
+@router.message(Command("cancel"))
 async def on_reason_cancelled(message: Message, state: FSMContext, lang: Lang = "ru") -> None:
     await state.clear()
     await reply_html(message, escape(t("feedback_reason_cancelled", lang)))
 
 
-@router.message(StateFilter(FeedbackReason.waiting), Sync(F.text.startswith("/")))
+@router.message(Sync(F.text.startswith("/")))
 async def on_other_command(message: Message, state: FSMContext) -> None:
     await state.clear()  # another command: no reason after all; the command is handled as usual
     raise SkipHandler
 
 
-@router.message(StateFilter(FeedbackReason.waiting), Sync(F.text))
+@router.message(Sync(F.text))
 async def on_reason(message: Message, state: FSMContext, feedback: FeedbackStore | None = None,
                     lang: Lang = "ru") -> None:
     data = await state.get_data()

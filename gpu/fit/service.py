@@ -17,16 +17,19 @@ from gpu.fit.request import FitInputError, RequestParser
 class FitService:
     def __init__(self, data: GpuData) -> None:
         self.data = data
-        self._built: tuple[tuple[int, int], FitEngine, RequestParser] | None = None
+        self._built: tuple[tuple[int, ...], FitEngine, RequestParser] | None = None
         self._lock = threading.Lock()
 
     def _parts(self) -> tuple[FitEngine, RequestParser]:
-        version = self.data.catalog_version
+        # the prices are a snapshot of the price list's version: the engine looks up every GPU's price for
+        # its cheapest configurations, and one stat() per lookup would be most of a fit's cost
+        version = (*self.data.catalog_version, self.data.prices.version_now())
         built = self._built
         if built is None or built[0] != version:
             with self._lock:
                 gpus, models = self.data.gpus, self.data.models
-                built = (version, FitEngine(gpus, self.data.prices.on_demand), RequestParser(gpus, models))
+                prices = {gpu_id: price.on_demand for gpu_id, price in self.data.prices.current().gpus.items()}
+                built = (version, FitEngine(gpus, prices), RequestParser(gpus, models))
                 self._built = built
         return built[1], built[2]
 
