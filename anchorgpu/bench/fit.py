@@ -32,7 +32,9 @@ REQUESTS = (
     "kimi k2 4x h200",
 )
 GB, GIB = 1e9, 2**30
-# Published checkpoint sizes (the same table as tests/gpu/test_fit_new_models.py, which checks they agree).
+# Published checkpoint sizes in the released precision (tests/gpu/test_fit_new_models.py checks the weights
+# against them). gpt-oss: the model card's checkpoint sizes; the others: the published parameter count x the
+# bytes of the released dtype; multimodal checkpoints include their vision tower.
 REFERENCE_CHECKPOINTS: list[tuple[str, str, float, float, str]] = [
     ("gpt-oss-20b", "mxfp4", 12.8, GIB, "gpt-oss model card table 1"),
     ("gpt-oss-120b", "mxfp4", 60.8, GIB, "gpt-oss model card table 1"),

@@ -129,3 +129,22 @@ def result_output(result: PlacementResult, lang: Lang) -> tuple[dict[str, Any], 
     from app.views.placements import render_result
 
     return result_payload(result), render_result(result, lang)
+
+
+def register_state_change(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    """`anchorgpu stop|start PLACEMENT_ID`: one state change through the service method of that name."""
+    parser = sub.add_parser(name, help=help_text)
+    parser.add_argument("placement_id", help="the placement id, P-…")
+    add_common(parser)
+
+    def run(args: argparse.Namespace) -> int:
+        owner = owner_of(args)
+        lang = cast(Lang, args.lang)
+
+        async def action(service: PlacementService) -> tuple[dict[str, Any], str]:
+            change = service.stop if name == "stop" else service.start
+            return result_output(await change(args.placement_id, owner=owner, key=args.key), lang)
+
+        return run_action(args, name, action)
+
+    parser.set_defaults(handler=run)

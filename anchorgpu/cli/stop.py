@@ -7,28 +7,9 @@ JSON: the placement ({"placement_id", "status", "started_at", "paid_until", "quo
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, cast
 
-from anchorgpu.cli._placements import add_common, owner_of, result_output, run_action
-from infra.i18n import Lang
-
-if TYPE_CHECKING:
-    from gpu.placements.service import PlacementService
+from anchorgpu.cli._placements import register_state_change
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("stop", help="stop a simulated placement (does not pause its paid period)")
-    parser.add_argument("placement_id", help="the placement id, P-…")
-    add_common(parser)
-    parser.set_defaults(handler=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    owner = owner_of(args)
-    lang = cast(Lang, args.lang)
-
-    async def action(service: PlacementService) -> tuple[dict[str, Any], str]:
-        result = await service.stop(args.placement_id, owner=owner, key=args.key)
-        return result_output(result, lang)
-
-    return run_action(args, "stop", action)
+    register_state_change(sub, "stop", "stop a simulated placement (does not pause its paid period)")
