@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
-import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from anchorgpu.cli._common import print_json
+from anchorgpu.cli._common import emit, owner_of
 from infra.i18n import Lang
 from infra.settings import SettingsError, get_settings
 
@@ -35,15 +33,6 @@ def add_common(parser: argparse.ArgumentParser, *, key: bool = True) -> None:
     parser.add_argument("--user", help="owner the placement belongs to (e.g. tg:123); default cli:<login>")
     parser.add_argument("--json", action="store_true", help="print the machine-readable JSON object")
     parser.add_argument("--lang", choices=["ru", "en"], default="en", help="language of the text output")
-
-
-def owner_of(args: argparse.Namespace) -> str:
-    if args.user:
-        return str(args.user)
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli:local"
 
 
 Action = Callable[["PlacementService"], Awaitable[tuple[dict[str, Any], str]]]
@@ -106,13 +95,7 @@ def run_action(args: argparse.Namespace, name: str, action: Action) -> int:
         code = EXIT_DB
         payload = {"error": f"could not reach the placements database: {type(exc).__name__}: {exc}"}
         human = payload["error"]
-    if args.json:
-        print_json(payload)
-    elif code == 0:
-        print(human)
-    else:
-        print(f"anchorgpu {name}: {human}", file=sys.stderr)
-    return code
+    return emit(args, name, code, payload, human)
 
 
 def result_payload(result: PlacementResult) -> dict[str, Any]:

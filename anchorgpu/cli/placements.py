@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, cast
 
-from anchorgpu.cli._placements import add_common, owner_of, run_action
+from anchorgpu.cli._common import owner_of
+from anchorgpu.cli._placements import add_common, run_action
 from infra.i18n import Lang
 
 if TYPE_CHECKING:

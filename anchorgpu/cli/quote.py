@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
-import sys
 from typing import Any
 
-from anchorgpu.cli._common import print_json
+from anchorgpu.cli._common import emit, owner_of
 from infra.db import create_engine, dispose_engine
 from infra.i18n import Lang
 from infra.settings import get_settings
@@ -32,15 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print the machine-readable JSON contract")
     parser.add_argument("--lang", choices=["ru", "en"], default="en", help="language of the text output")
     parser.set_defaults(handler=run)
-
-
-def _owner(args: argparse.Namespace) -> str:
-    if args.user:
-        return str(args.user)
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli:local"
 
 
 async def _quote(text: str, owner: str, key: str | None, lang: Lang) -> tuple[int, dict[str, Any], str]:
@@ -76,14 +65,8 @@ async def _quote(text: str, owner: str, key: str | None, lang: Lang) -> tuple[in
 def run(args: argparse.Namespace) -> int:
     text = " ".join(args.request).strip()
     try:
-        code, payload, human = asyncio.run(_quote(text, _owner(args), args.key, args.lang))
+        code, payload, human = asyncio.run(_quote(text, owner_of(args), args.key, args.lang))
     except Exception as exc:  # the database is down or misconfigured: say so, no traceback
         code, payload, human = 1, {"error": f"could not store the quote: {type(exc).__name__}: {exc}"}, ""
         human = payload["error"]
-    if args.json:
-        print_json(payload)
-    elif code == 0:
-        print(human)
-    else:
-        print(f"anchorgpu quote: {human}", file=sys.stderr)
-    return code
+    return emit(args, "quote", code, payload, human)

@@ -10,8 +10,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from anchorgpu.cli._common import print_json
-from anchorgpu.cli._placements import EXIT_BAD_INPUT, add_common, owner_of, result_output, run_action
+from anchorgpu.cli._common import owner_of, print_json
+from anchorgpu.cli._placements import EXIT_BAD_INPUT, add_common, result_output, run_action
 from infra.i18n import Lang
 
 if TYPE_CHECKING:
