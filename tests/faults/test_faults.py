@@ -260,13 +260,7 @@ async def test_database_down_then_back_without_restart(infra_bot: InfraBot) -> N
     assert QUOTE_ID.search(answer), answer
 
 
-async def test_sigkill_between_store_and_reply_then_redelivery(infra_bot: InfraBot) -> None:
-    stub = infra_bot.stub
-    infra_bot.crash_flag.write_text("quote_stored")
-    chat_id = next(CHATS)
-    update = private_message(0, "/quote mi300x x4 10 days", chat_id=chat_id, message_id=42)
-    del update["update_id"]
-    update_id = stub.push_update(update)
+async def killed_at_the_crash_point(infra_bot: InfraBot) -> None:
     proc = infra_bot.bot.proc
     assert proc is not None
     for _ in range(300):
@@ -274,6 +268,16 @@ async def test_sigkill_between_store_and_reply_then_redelivery(infra_bot: InfraB
             break
         await asyncio.sleep(0.1)
     assert proc.returncode == -9, "the crash point did not fire"
+
+
+async def test_sigkill_between_store_and_reply_then_redelivery(infra_bot: InfraBot) -> None:
+    stub = infra_bot.stub
+    infra_bot.crash_flag.write_text("quote_stored")
+    chat_id = next(CHATS)
+    update = private_message(0, "/quote mi300x x4 10 days", chat_id=chat_id, message_id=42)
+    del update["update_id"]
+    update_id = stub.push_update(update)
+    await killed_at_the_crash_point(infra_bot)
     assert not stub.sent_texts(chat_id)  # killed before replying
     assert len(await infra_bot.stored(chat_id)) == 1  # …after the commit
     # restart and redeliver (Telegram repeats an update whose webhook got no 2xx; aiogram's polling has
@@ -320,13 +324,7 @@ async def test_sigkill_between_storing_a_placement_and_replying_then_redelivery(
                                                                   "first_name": "Test", "language_code": "en"}}}
     infra_bot.crash_flag.write_text("placement_stored")
     update_id = stub.push_update(press)
-    proc = infra_bot.bot.proc
-    assert proc is not None
-    for _ in range(300):
-        if proc.poll() is not None:
-            break
-        await asyncio.sleep(0.1)
-    assert proc.returncode == -9, "the crash point did not fire"
+    await killed_at_the_crash_point(infra_bot)
     placed = await infra_bot.stored(chat_id, "placements")
     assert len(placed) == 1  # committed before the crash
     edits_before = len(stub.calls_to("editMessageText"))
