@@ -53,9 +53,10 @@ def render_spec_answer(intent: Intent, data: GpuData, lang: Lang, markup: Markup
 
 def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> str:
     verdicts = {answer.verdict for answer in intent.rules if answer.verdict is not None}
+    verdict = verdicts.pop() if len(verdicts) == 1 else None
     parts = []
-    if len(verdicts) == 1:
-        parts.append(markup.bold(t(f"rule_{verdicts.pop()}", lang)))
+    if verdict is not None:
+        parts.append(markup.bold(t(f"rule_{verdict}", lang)))
     quoted: set[str] = set()
     for answer in intent.rules:
         if answer.entry.id in quoted:  # two rules of one entry: the entry is quoted once
@@ -69,5 +70,6 @@ def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> st
         if answer.rule.derived:
             parts.append(markup.text(answer.rule.derived[lang]))
     sources = dict.fromkeys(f"{answer.entry.term} — {answer.entry.source}" for answer in intent.rules)
-    parts.append(markup.italic(t("rule_source", lang, sources="; ".join(sources))))
+    source_key = "rule_source" if verdict is None else "rule_source_verdict"
+    parts.append(markup.italic(t(source_key, lang, sources="; ".join(sources))))
     return "\n".join(parts)
