@@ -26,6 +26,7 @@ from models import build_backend
 from rag.answer import Answerer, build_answerer
 from rag.conversation import build_conversation_store
 from rag.glossary import GlossaryEntry, glossary_file
+from rag.reload import GlossaryReloader
 from rag.retriever import HybridRetriever, build_retriever
 from rag.rules import RuleBook
 
@@ -42,6 +43,7 @@ class Services:
     glossary: DataFile[list[GlossaryEntry]]  # the one reader of entries.yaml (retriever and /terms)
     retriever: HybridRetriever | None = None
     answerer: Answerer | None = None  # None until ensure_answerer(); its backend is None without a model
+    reloader: GlossaryReloader | None = None  # follows entries.yaml and the index while a front runs
     # the console chat and the bot build the answerer in the background while already serving commands;
     # a question arriving meanwhile waits for the same build instead of starting a second one
     _answerer_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
@@ -73,10 +75,19 @@ class Services:
             if self.answerer is None:
                 if self.retriever is None:
                     self.retriever = await asyncio.to_thread(build_retriever, self.settings, self.glossary.get())
+                    self.reloader = GlossaryReloader(self.settings.rag, self.glossary, self.retriever,
+                                                     self.settings.rag.reload_interval_s)
                 conversations = await build_conversation_store(self.settings, self.engine)
                 self.answerer = await build_answerer(self.settings, self.retriever, conversations,
                                                      build_backend(self.settings.llm))
             return self.answerer
+
+    async def follow_glossary(self) -> None:
+        """Runs until cancelled: glossary edits and `anchorgpu ingest` runs reach this process's answers
+        within RAG_RELOAD_INTERVAL_S (see :mod:`rag.reload`). Returns at once when that is 0."""
+        await self.ensure_answerer()
+        if self.reloader is not None and self.reloader.interval_s > 0:
+            await self.reloader.run_forever()
 
     async def aclose(self) -> None:
         if self.answerer is not None:

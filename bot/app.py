@@ -70,6 +70,7 @@ class BotRuntime:
     rate_limits: RateLimits | None = None  # None: in-process buckets built by middlewares.install
     reminders: asyncio.Task[None] | None = None  # placement reminders, started with the dispatcher
     feedback: FeedbackStore | None = None  # votes and the gap log; None: answers go without vote buttons
+    glossary_follower: asyncio.Task[None] | None = None  # hot reload of entries.yaml and the index
 
     @property
     def engine(self) -> AsyncEngine:
@@ -78,6 +79,8 @@ class BotRuntime:
     async def aclose(self) -> None:
         await stop_task(self.reminders)
         self.reminders = None
+        await stop_task(self.glossary_follower)
+        self.glossary_follower = None
         if self.warm_up is not None:
             self.warm_up.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -91,10 +94,12 @@ class BotRuntime:
 async def create_runtime(settings: Settings, services: Services | None = None) -> BotRuntime:
     services = services or Services.create(settings)
     warm_up: asyncio.Task[None] | None = None
+    follower: asyncio.Task[None] | None = None
     try:
         answerer = await services.ensure_answerer()
         # cache the static prompt prefix while updates are already being served (it waits in the LLM queue)
         warm_up = asyncio.create_task(answerer.warm_up())
+        follower = asyncio.create_task(services.follow_glossary(), name="glossary-reload")
     except Exception:  # the bot still serves /fit, /quote, /terms; questions say they are unavailable
         log.exception("question answering could not start")
     await migrate(services.engine)  # every table (dedupe, preferences, FSM, quotes, history) at this release's schema
@@ -103,7 +108,7 @@ async def create_runtime(settings: Settings, services: Services | None = None) -
                             else SqlUpdateClaims(services.engine, ttl_s))
     return BotRuntime(services=services, claims=claims, preferences=PreferenceStore(services.engine),
                       health=HealthChecks(services), warm_up=warm_up, rate_limits=build_rate_limits(settings),
-                      feedback=await _feedback_store(settings, services))
+                      feedback=await _feedback_store(settings, services), glossary_follower=follower)
 
 
 async def _feedback_store(settings: Settings, services: Services) -> FeedbackStore | None:

@@ -152,6 +152,9 @@ class RAGSettings(BaseSettings):
     chroma_url: str | None = None
     collection: str = "glossary"
     top_k: int = Field(4, ge=1, le=50)
+    # How often a running bot or console looks for a changed entries.yaml or an index another process
+    # (`anchorgpu ingest`, another replica) has synced, and swaps the new glossary in; 0 turns it off.
+    reload_interval_s: float = Field(10.0, ge=0, le=3600)
 
 
 class DBSettings(BaseSettings):

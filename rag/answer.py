@@ -142,8 +142,15 @@ class Answerer:
         self.unavailable_reason = unavailable_reason if backend is None else None
         if backend is None and not self.unavailable_reason:
             self.unavailable_reason = "no model configured"
-        # every entry, for the sides of a comparison (the context holds the best hits only)
-        self.entries = list(entries if entries is not None else getattr(retriever, "entries", []))
+        self._entries = list(entries) if entries is not None else None
+
+    @property
+    def entries(self) -> list[GlossaryEntry]:
+        """Every entry, for the sides of a comparison (the context holds the best hits only): the
+        retriever's current glossary, so a reloaded glossary is seen here too."""
+        if self._entries is not None:
+            return self._entries
+        return list(getattr(self.retriever, "entries", []))
 
     @property
     def model_name(self) -> str:

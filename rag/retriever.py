@@ -99,6 +99,34 @@ def compound_parts(entry: GlossaryEntry) -> tuple[str, ...]:
     return tuple(part.strip() for part in entry.term.split(" и ") if part.strip())
 
 
+@dataclass(frozen=True)
+class GlossaryIndex:
+    """One glossary's searchable state. A search reads it once, so a reload that swaps it (a glossary
+    edit picked up while the bot runs) can never mix an old BM25 with new entries."""
+
+    entries: list[GlossaryEntry]
+    position: dict[str, int]
+    vectors: np.ndarray | None
+    collection: Any  # Chroma's HNSW index, used past BRUTE_FORCE_MAX entries only
+    names: NameIndex
+    bm25: Bm25Index
+    sync_report: SyncReport | None
+
+    @classmethod
+    def build(cls, entries: Sequence[GlossaryEntry], vectors: np.ndarray | None, collection: Any = None,
+              sync_report: SyncReport | None = None) -> GlossaryIndex:
+        entries = list(entries)
+        return cls(
+            entries=entries, position={e.id: i for i, e in enumerate(entries)}, vectors=vectors,
+            # Small glossaries are searched exactly in memory (sub-millisecond); past BRUTE_FORCE_MAX the
+            # matrix scan becomes memory-bound (100k × 384 floats = 150 MB per query), so Chroma's HNSW
+            # index answers instead.
+            collection=collection if vectors is None or len(vectors) > BRUTE_FORCE_MAX else None,
+            names=NameIndex([e.names for e in entries], [compound_parts(e) for e in entries],
+                            known_words={w for e in entries for w in words(e.definition)}),
+            bm25=Bm25Index([e.passage() for e in entries]), sync_report=sync_report)
+
+
 class HybridRetriever:
     def __init__(self, entries: Sequence[GlossaryEntry], embedder: Embedder | None, vectors: np.ndarray | None,
                  thresholds: GateThresholds | None = None,
@@ -106,26 +134,49 @@ class HybridRetriever:
                  multilingual: bool | None = None, collection: Any = None) -> None:
         """`thresholds`, `weights` and `multilingual` default to what the embedder's profile says."""
         profile = profile_for(embedder)
-        self.entries = list(entries)
-        # Small glossaries are searched exactly in memory (sub-millisecond); past BRUTE_FORCE_MAX the
-        # matrix scan becomes memory-bound (100k × 384 floats = 150 MB per query), so Chroma's HNSW
-        # index answers instead.
-        self.collection = collection if vectors is None or len(vectors) > BRUTE_FORCE_MAX else None
-        self._position = {e.id: i for i, e in enumerate(self.entries)}
+        self._index = GlossaryIndex.build(entries, vectors, collection, sync_report)
         self.multilingual = multilingual if multilingual is not None else bool(embedder and embedder.multilingual)
         self.embedder = embedder
-        self.vectors = vectors
         self.thresholds = thresholds or profile.thresholds
         self.weights = dict(weights or profile.weights)
-        self.sync_report = sync_report
-        self.names = NameIndex([e.names for e in self.entries], [compound_parts(e) for e in self.entries],
-                               known_words={w for e in self.entries for w in words(e.definition)})
-        self.bm25 = Bm25Index([e.passage() for e in self.entries])
         self._query_vectors: LRUCache[str, np.ndarray] = LRUCache(QUERY_CACHE)
 
     @property
+    def index(self) -> GlossaryIndex:
+        return self._index
+
+    def replace_index(self, index: GlossaryIndex) -> None:
+        """Serve `index` from the next search on (one reference swap: searches in flight finish on the old
+        one). Query embeddings stay cached: they depend on the embedder only."""
+        self._index = index
+
+    @property
+    def entries(self) -> list[GlossaryEntry]:
+        return self._index.entries
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        return self._index.vectors
+
+    @property
+    def collection(self) -> Any:
+        return self._index.collection
+
+    @property
+    def names(self) -> NameIndex:
+        return self._index.names
+
+    @property
+    def bm25(self) -> Bm25Index:
+        return self._index.bm25
+
+    @property
+    def sync_report(self) -> SyncReport | None:
+        return self._index.sync_report
+
+    @property
     def size(self) -> int:
-        return len(self.entries)
+        return len(self._index.entries)
 
     def _query_vector(self, query: str) -> np.ndarray | None:
         if self.embedder is None:
@@ -144,19 +195,19 @@ class HybridRetriever:
         """Seeds the query-embedding cache (the scaling benchmark reuses vectors across glossaries)."""
         self._query_vectors.put(query, vector)
 
-    def _dense(self, query: str, k: int) -> Ranked:
+    def _dense(self, query: str, k: int, index: GlossaryIndex) -> Ranked:
         vector = self._query_vector(query)
         if vector is None:
             return Ranked([], [], 0.0)
-        if self.collection is not None:
-            found = self.collection.query(query_embeddings=[vector.tolist()], n_results=min(k, self.size),
-                                          include=["distances"])
-            pairs = [(self._position[i], 1.0 - float(d))  # cosine space: distance = 1 - similarity
-                     for i, d in zip(found["ids"][0], found["distances"][0], strict=True) if i in self._position]
+        if index.collection is not None:
+            found = index.collection.query(query_embeddings=[vector.tolist()], n_results=min(k, len(index.entries)),
+                                           include=["distances"])
+            pairs = [(index.position[i], 1.0 - float(d))  # cosine space: distance = 1 - similarity
+                     for i, d in zip(found["ids"][0], found["distances"][0], strict=True) if i in index.position]
             return Ranked([p for p, _ in pairs], [s for _, s in pairs], pairs[0][1] if pairs else 0.0)
-        if self.vectors is None or not len(self.vectors):
+        if index.vectors is None or not len(index.vectors):
             return Ranked([], [], 0.0)
-        order, scores = top_k_cosine(self.vectors, vector, k)
+        order, scores = top_k_cosine(index.vectors, vector, k)
         return Ranked([int(i) for i in order], [float(s) for s in scores], float(scores[0]) if len(scores) else 0.0)
 
     def dense_trust(self, query: str) -> float:
@@ -164,16 +215,18 @@ class HybridRetriever:
         (MiniLM scores every Cyrillic sentence about 0.55 against every entry: noise, not evidence)."""
         return 1.0 if self.multilingual else latin_share(query)
 
-    def rank(self, query: str, methods: Sequence[str] = METHODS) -> dict[str, Ranked]:
+    def rank(self, query: str, methods: Sequence[str] = METHODS, index: GlossaryIndex | None = None
+             ) -> dict[str, Ranked]:
+        index = index or self._index
         ranked: dict[str, Ranked] = {}
         if "names" in methods:
-            ranked["names"] = self.names.search(query, CANDIDATES)
+            ranked["names"] = index.names.search(query, CANDIDATES)
         if "bm25" in methods:
-            ranked["bm25"] = self.bm25.search(query, CANDIDATES)
+            ranked["bm25"] = index.bm25.search(query, CANDIDATES)
         if "dense" in methods:
             alone = len(methods) == 1
             if alone or (self.dense_trust(query) >= MIN_DENSE_TRUST and not self._lexically_sure(ranked)):
-                ranked["dense"] = self._dense(query, CANDIDATES)
+                ranked["dense"] = self._dense(query, CANDIDATES, index)
         return ranked
 
     @staticmethod
@@ -209,15 +262,17 @@ class HybridRetriever:
         text = " ".join(str(query).split())[:MAX_QUERY_CHARS]
         if k < 1 or not has_meaningful_text(_MARKUP.sub(" ", text)):
             return SearchResult(text, False, [], GateEvidence(0.0, 0.0, 0.0))
-        ranked = self.rank(_MARKUP.sub(" ", text), methods)
+        index = self._index  # one glossary version for the whole search
+        ranked = self.rank(_MARKUP.sub(" ", text), methods, index)
         fused = self.fuse(ranked, self.dense_trust(text))[:k]
         evidence = self.evidence(ranked)
-        hits = [Hit(self.entries[position], round(score, 4)) for position, score in fused]
+        hits = [Hit(index.entries[position], round(score, 4)) for position, score in fused]
         return SearchResult(text, self.thresholds.in_scope(evidence), hits, evidence,
-                            self._lexical_runner_up(ranked.get("bm25"), hits),
-                            self._names_first(ranked.get("names"), hits))
+                            self._lexical_runner_up(ranked.get("bm25"), hits, index.entries),
+                            self._names_first(ranked.get("names"), hits, index.entries))
 
-    def _names_first(self, names: Ranked | None, hits: list[Hit]) -> bool:
+    @staticmethod
+    def _names_first(names: Ranked | None, hits: list[Hit], entries: list[GlossaryEntry]) -> bool:
         """True when the only concept the question names is the first hit's, and the question is about
         that name: it covers most of the question ("what is fine tuning"), or the first hit is a comparison
         named by its sides ("чем GGUF отличается от GGML"; a side asked alone names its own entry, which
@@ -232,8 +287,8 @@ class HybridRetriever:
         matches = list(zip(names.order, names.scores, names.spans, strict=True))
         named: dict[str, float] = {}
         for position, score, span in matches:
-            concept = self.entries[position].concept
-            if any(self.entries[other].concept != concept and (span < other_span or (span == other_span
+            concept = entries[position].concept
+            if any(entries[other].concept != concept and (span < other_span or (span == other_span
                                                                                       and other_score > score))
                    for other, other_score, other_span in matches):
                 continue
@@ -243,14 +298,15 @@ class HybridRetriever:
             return False
         return named[first.concept] >= NAMED_COVERAGE or bool(compound_parts(first))
 
-    def _lexical_runner_up(self, bm25: Ranked | None, hits: list[Hit]) -> float | None:
+    @staticmethod
+    def _lexical_runner_up(bm25: Ranked | None, hits: list[Hit], entries: list[GlossaryEntry]) -> float | None:
         if bm25 is None or not hits:
             return None
         concept = hits[0].entry.concept
         top = 0.0
         runner_up = 0.0
         for position, score in zip(bm25.order, bm25.scores, strict=True):
-            entry = self.entries[position]
+            entry = entries[position]
             if entry.id == hits[0].entry.id:
                 top = score
             elif entry.concept != concept and not runner_up:

@@ -20,13 +20,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 async def prepare_answers(services: Services) -> None:
-    """Load the retriever and the model, then cache the static prompt prefix, while commands already work."""
+    """Load the retriever and the model, then cache the static prompt prefix, while commands already work;
+    then follow glossary edits for as long as the chat runs."""
     answerer = await services.ensure_answerer()
     if answerer.backend is None:
         print(f"anchorgpu: model unavailable ({answerer.unavailable_reason}); answering from the glossary only",
               file=sys.stderr)
     else:
         await answerer.warm_up()
+    await services.follow_glossary()
 
 
 async def chat(lang: Lang) -> None:
