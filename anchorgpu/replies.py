@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from app.intents import Intent
 from app.services import Services
+from app.views.answer import render_caveats
 from app.views.catalog import render_rule_answer, render_spec_answer
 from app.views.fit import render
 from app.views.prices import render_price_answer
@@ -52,6 +53,8 @@ async def stream_answer(answerer: Answerer, question: str, conversation: str | N
             # a fallback, or citations the check corrected: the final text is the one that counts
             out.write(("\n\n" if streamed else "") + final.text)
         out.write("\n" + render_sources(final) + "\n")
+        if final.caveats:
+            out.write("\n" + render_caveats(final.caveats, final.lang) + "\n")
         out.flush()
     return final
 
@@ -61,7 +64,7 @@ def _catalog_reply(text: str, source_id: str, source: str, lang: Lang) -> dict[s
     return {"answer": text, "grounded": True,
             "sources": [{"id": source_id, "term": t(f"source_{source_id}", lang), "definition": "",
                          "source": source}],
-            "model": "none", "ttft_s": 0.0, "tokens": 0}
+            "model": "none", "ttft_s": 0.0, "tokens": 0, "caveats": []}
 
 
 async def reply_to_question(services: Services, question: str, *, lang: Lang | None,
@@ -74,10 +77,12 @@ async def reply_to_question(services: Services, question: str, *, lang: Lang | N
     if intent.kind == "rule":
         text = render_rule_answer(intent, reply_lang)
         entries = list(dict.fromkeys(answer.entry for answer in intent.rules))
+        caveats = dict.fromkeys(caveat for answer in intent.rules for caveat in answer.caveats)
         document = {"answer": text, "grounded": True,
                     "sources": [{"id": e.id, "term": e.term, "definition": e.definition, "source": e.source}
                                 for e in entries],
-                    "model": "none", "ttft_s": 0.0, "tokens": 0}
+                    "model": "none", "ttft_s": 0.0, "tokens": 0,
+                    "caveats": [{"source": c.source, "text": c.quote} for c in caveats]}
     elif intent.kind == "gpu_spec":
         text = render_spec_answer(intent, services.data, reply_lang)
         document = _catalog_reply(text, "gpu_catalog", "data/gpus.yaml", reply_lang)

@@ -25,7 +25,7 @@ from infra.settings import Settings, SettingsError
 from models import build_backend
 from rag.answer import Answerer, build_answerer
 from rag.conversation import build_conversation_store
-from rag.glossary import GlossaryEntry, glossary_file
+from rag.glossary import Glossary, glossary_file
 from rag.reload import GlossaryReloader
 from rag.retriever import HybridRetriever, build_retriever
 from rag.rules import RuleBook
@@ -40,7 +40,8 @@ class Services:
     placements: PlacementService  # simulated rentals made from quotes (no real GPUs)
     fit: FitService
     intents: IntentClassifier
-    glossary: DataFile[list[GlossaryEntry]]  # the one reader of entries.yaml (retriever and /terms)
+    glossary: DataFile[Glossary]  # the one reader of entries.yaml (retriever and /terms)
+    rules: RuleBook  # the one reader of rules.yaml: the company's rules and the seeds' disclaimers
     retriever: HybridRetriever | None = None
     answerer: Answerer | None = None  # None until ensure_answerer(); its backend is None without a model
     reloader: GlossaryReloader | None = None  # follows entries.yaml and the index while a front runs
@@ -67,7 +68,7 @@ class Services:
         quotes = QuoteService(engine, data, retention_hours=retention, clock=clock)
         placements = PlacementService(engine, data, quotes, retention_hours=retention, clock=clock)
         return cls(settings=settings, engine=engine, data=data, quotes=quotes, placements=placements, fit=fit,
-                   intents=IntentClassifier(data, fit, rules), glossary=glossary)
+                   intents=IntentClassifier(data, fit, rules), glossary=glossary, rules=rules)
 
     async def ensure_answerer(self) -> Answerer:
         """Retriever, LLM (a bad model file degrades to retrieval-only answers), history, answerer."""
@@ -79,7 +80,7 @@ class Services:
                                                      self.settings.rag.reload_interval_s)
                 conversations = await build_conversation_store(self.settings, self.engine)
                 self.answerer = await build_answerer(self.settings, self.retriever, conversations,
-                                                     build_backend(self.settings.llm))
+                                                     build_backend(self.settings.llm), self.rules.caveats_for)
             return self.answerer
 
     async def follow_glossary(self) -> None:

@@ -35,7 +35,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -50,6 +50,7 @@ from rag.generation import GenerationResult, RawText, Waiting, generate
 from rag.glossary import GlossaryEntry
 from rag.prompt import Lang, Turn, build_messages, detect_lang
 from rag.retriever import SearchResult
+from rag.rules import Caveat
 from rag.verification import SentenceCheck, SentenceStream, SentenceVerifier
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class Answer:
     retry_after_s: int | None = None
     quotes: tuple[Quote, ...] = ()  # the glossary's words shown verbatim, numbered like the sources
     rejected: tuple[SentenceCheck, ...] = field(default=(), compare=False)  # generated, never shown
+    caveats: tuple[Caveat, ...] = ()  # the cited seeds' own disclaimers, shown verbatim after the answer
 
     def to_json(self) -> dict[str, Any]:
         """The ``anchorgpu ask --json`` contract."""
@@ -85,6 +87,7 @@ class Answer:
             "model": self.model,
             "ttft_s": round(self.ttft_s, 3),
             "tokens": self.tokens,
+            "caveats": [{"source": c.source, "text": c.quote} for c in self.caveats],
         }
 
 
@@ -131,8 +134,10 @@ class Answerer:
     def __init__(self, retriever: Retriever, backend: LLMBackend | None, *, queue: RequestQueue | None = None,
                  conversations: ConversationStore | None = None, top_k: int = 4, max_tokens: int = 320,
                  temperature: float = 0.2, timeout_s: float = 120.0, unavailable_reason: str | None = None,
-                 entries: Sequence[GlossaryEntry] | None = None) -> None:
+                 entries: Sequence[GlossaryEntry] | None = None,
+                 caveats: Callable[[Sequence[GlossaryEntry]], tuple[Caveat, ...]] | None = None) -> None:
         self.retriever = retriever
+        self.caveats = caveats  # the disclaimers of the seeds an answer cites (rag.rules.RuleBook.caveats_for)
         self.backend = backend
         self.queue = queue or RequestQueue(parallel=backend.parallel if backend else 1)
         self.conversations = conversations
@@ -209,7 +214,17 @@ class Answerer:
         ``conversation_key`` (see :func:`rag.conversation.conversation_key`) selects the history used for
         follow-ups; None answers without history. ``user_key`` is the fairness unit in the queue and what
         :meth:`cancel` matches (defaults to the conversation). ``max_tokens`` overrides the answer budget.
+        The final answer carries the disclaimers of the seeds it cites, whichever path produced it.
         """
+        events = self._answer(question, conversation_key, user_key=user_key, lang=lang, max_tokens=max_tokens)
+        async with contextlib.aclosing(events) as stream:
+            async for event in stream:
+                if isinstance(event, Done) and self.caveats is not None and event.answer.sources:
+                    event = Done(replace(event.answer, caveats=self.caveats(event.answer.sources)))
+                yield event
+
+    async def _answer(self, question: str, conversation_key: str | None, *, user_key: str | None,
+                      lang: Lang | None, max_tokens: int | None) -> AsyncGenerator[AnswerEvent, None]:
         started = time.monotonic()
         question = question.strip()
         lang = lang or detect_lang(question)
@@ -409,7 +424,9 @@ class Answerer:
 
 
 async def build_answerer(settings: Settings, retriever: Retriever, conversations: ConversationStore | None,
-                         backend: LLMBackend) -> Answerer:
+                         backend: LLMBackend,
+                         caveats: Callable[[Sequence[GlossaryEntry]], tuple[Caveat, ...]] | None = None,
+                         ) -> Answerer:
     """The answerer over ``backend`` (loaded here); a model that cannot load gives retrieval-only answers."""
     reason: str | None = None
     try:
@@ -425,4 +442,4 @@ async def build_answerer(settings: Settings, retriever: Retriever, conversations
     return Answerer(retriever, backend_or_none, queue=queue, conversations=conversations,
                     top_k=settings.rag.top_k, max_tokens=settings.llm.max_tokens,
                     temperature=settings.llm.temperature, timeout_s=settings.llm.request_timeout_s,
-                    unavailable_reason=reason)
+                    unavailable_reason=reason, caveats=caveats)

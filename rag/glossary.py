@@ -46,6 +46,22 @@ class GlossaryEntry:
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
 
 
+@dataclass(frozen=True)
+class GlossaryNote:
+    """A seed's sentence that defines no term (an introduction, a disclaimer), kept verbatim."""
+
+    source: str
+    text: str
+
+
+class Glossary(list[GlossaryEntry]):
+    """The entries of ``entries.yaml`` (a list, as every reader uses it) and the seeds' notes."""
+
+    def __init__(self, entries: list[GlossaryEntry], notes: tuple[GlossaryNote, ...] = ()) -> None:
+        super().__init__(entries)
+        self.notes = notes
+
+
 def _entry_from(raw: dict[str, Any], position: int) -> GlossaryEntry:
     missing = [f for f in REQUIRED_FIELDS if not str(raw.get(f) or "").strip()]
     if missing:
@@ -65,16 +81,16 @@ def _entry_from(raw: dict[str, Any], position: int) -> GlossaryEntry:
     )
 
 
-def load_glossary(data_dir: Path) -> list[GlossaryEntry]:
+def load_glossary(data_dir: Path) -> Glossary:
     return read_glossary(data_dir / ENTRIES_FILE)
 
 
-def glossary_file(data_dir: Path) -> DataFile[list[GlossaryEntry]]:
+def glossary_file(data_dir: Path) -> DataFile[Glossary]:
     """The one reader of ``entries.yaml`` (the retriever and the /terms browser share it)."""
     return DataFile(data_dir / ENTRIES_FILE, read_glossary)
 
 
-def read_glossary(path: Path) -> list[GlossaryEntry]:
+def read_glossary(path: Path) -> Glossary:
     try:
         # the C loader when PyYAML has it: the same safe subset, ~5x faster on this 300 KB file (startup)
         document = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -91,4 +107,10 @@ def read_glossary(path: Path) -> list[GlossaryEntry]:
         if entry.id in seen:
             raise GlossaryError(f"glossary entry id {entry.id} appears twice")
         seen.add(entry.id)
-    return entries
+    raw_notes = document.get("notes") or []
+    if not isinstance(raw_notes, list) or not all(
+            isinstance(n, dict) and isinstance(n.get("source"), str) and isinstance(n.get("text"), str)
+            for n in raw_notes):
+        raise GlossaryError(f"glossary file {path}: 'notes' must be a list of {{source, text}}")
+    notes = tuple(GlossaryNote(n["source"], " ".join(n["text"].split())) for n in raw_notes)
+    return Glossary(entries, notes)

@@ -255,9 +255,11 @@ class _Lease:
                                                             embedding_function=None)
             return True
         except Exception as exc:
-            if _get(self.client, self.name) is None:  # not a lost election: the store refused
-                raise IndexStoreError(f"cannot create the Chroma collection {self.name!r}: {exc}") from None
-            return False
+            # lost the election: the lease exists, or existed when we asked and its writer has released it
+            # since (the next round of the caller's loop runs the election again)
+            if _get(self.client, self.name) is not None or "already exists" in str(exc):
+                return False
+            raise IndexStoreError(f"cannot create the Chroma collection {self.name!r}: {exc}") from None
 
     def beat(self) -> None:
         self.beats += 1

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from infra.datafile import DataFile
 from infra.settings import RAGSettings
-from rag.glossary import GlossaryEntry
+from rag.glossary import Glossary, GlossaryEntry
 from rag.index import index_version, open_index
 from rag.retriever import BRUTE_FORCE_MAX, GlossaryIndex, HybridRetriever
 
@@ -38,7 +38,7 @@ class Reload:
 
 
 class GlossaryReloader:
-    def __init__(self, rag: RAGSettings, glossary: DataFile[list[GlossaryEntry]], retriever: HybridRetriever,
+    def __init__(self, rag: RAGSettings, glossary: DataFile[Glossary], retriever: HybridRetriever,
                  interval_s: float) -> None:
         self.rag = rag
         self.glossary = glossary

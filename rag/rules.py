@@ -20,7 +20,7 @@ import yaml
 from rapidfuzz.distance import Levenshtein
 
 from infra.datafile import DataFile
-from rag.glossary import GlossaryEntry
+from rag.glossary import Glossary, GlossaryEntry
 
 RULES_FILE = Path("glossary") / "rules.yaml"
 Verdict = Literal["yes", "no"]
@@ -89,10 +89,26 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Caveat:
+    """A seed's own disclaimer that answers citing that seed carry, verbatim (``caveats`` in rules.yaml)."""
+
+    source: str
+    quote: str  # a note of `source` in entries.yaml, word for word
+    en: str  # the curator's English rendering
+
+
+@dataclass(frozen=True)
+class RulesDocument:
+    rules: list[Rule]
+    caveats: list[Caveat]
+
+
+@dataclass(frozen=True)
 class RuleAnswer:
     rule: Rule
     entry: GlossaryEntry
     verdict: Verdict | None
+    caveats: tuple[Caveat, ...] = ()
 
 
 def _patterns(raw: object, where: str) -> tuple[re.Pattern[str], ...]:
@@ -107,6 +123,10 @@ def _patterns(raw: object, where: str) -> tuple[re.Pattern[str], ...]:
 
 
 def read_rules(path: Path) -> list[Rule]:
+    return read_rules_document(path).rules
+
+
+def read_rules_document(path: Path) -> RulesDocument:
     document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     rows = document.get("rules") if isinstance(document, dict) else None
     if not isinstance(rows, list):
@@ -130,7 +150,12 @@ def read_rules(path: Path) -> list[Rule]:
                           answer_yes=_patterns(row.get("answer_yes"), f"{where}.answer_yes"),
                           numbers={str(k): int(v) for k, v in numbers.items()},
                           derived={str(k): str(v) for k, v in derived.items()}))
-    return rules
+    caveats = []
+    for row in document.get("caveats") or []:
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("source", "quote", "en")):
+            raise RulesError(f"{path}: every caveat needs source, quote and en")
+        caveats.append(Caveat(row["source"], " ".join(row["quote"].split()), row["en"].strip()))
+    return RulesDocument(rules, caveats)
 
 
 _WORD = re.compile(r"[а-яёa-z]+")
@@ -140,13 +165,18 @@ MIN_TYPO_LEN = 5  # shorter words are too easily "corrected" into another word
 class RuleBook:
     """The rules file's one reader; matches questions against the current glossary's entries."""
 
-    def __init__(self, data_dir: Path, glossary: DataFile[list[GlossaryEntry]]) -> None:
-        self._rules: DataFile[list[Rule]] = DataFile(data_dir / RULES_FILE, read_rules)
+    def __init__(self, data_dir: Path, glossary: DataFile[Glossary]) -> None:
+        self._document: DataFile[RulesDocument] = DataFile(data_dir / RULES_FILE, read_rules_document)
         self._glossary = glossary
         self._vocabulary: tuple[int, frozenset[str]] = (-1, frozenset())
 
     def rules(self) -> list[Rule]:
-        return self._rules.get()
+        return self._document.get().rules
+
+    def caveats_for(self, sources: Sequence[GlossaryEntry]) -> tuple[Caveat, ...]:
+        """The disclaimers of the seeds these entries come from, in the rules file's order, once each."""
+        cited = {entry.source for entry in sources}
+        return tuple(caveat for caveat in self._document.get().caveats if caveat.source in cited)
 
     def check(self) -> None:
         """Every rule quotes its entry verbatim (a glossary edit must not leave a rule quoting old words)."""
@@ -157,6 +187,10 @@ class RuleBook:
                 raise RulesError(f"rule {rule.id}: no glossary entry {rule.entry_id}")
             if rule.quote not in " ".join(entry.definition.split()):
                 raise RulesError(f"rule {rule.id}: the quote is not in the definition of {rule.entry_id}")
+        notes = self._glossary.get().notes
+        for caveat in self._document.get().caveats:
+            if not any(note.source == caveat.source and caveat.quote in note.text for note in notes):
+                raise RulesError(f"caveat of {caveat.source}: the quote is not a note of that source in the glossary")
 
     def vocabulary(self) -> frozenset[str]:
         """The words of the glossary and of the rules' own vocabulary (what a typo is corrected towards)."""
@@ -201,7 +235,7 @@ class RuleBook:
         for rule in self.rules():
             entry = entries.get(rule.entry_id)
             if entry is not None and rule.is_about(text):
-                found.append(RuleAnswer(rule, entry, rule.verdict(text)))
+                found.append(RuleAnswer(rule, entry, rule.verdict(text), self.caveats_for([entry])))
         return found
 
 

@@ -1,9 +1,9 @@
 """`anchorgpu ask "QUESTION"`: one answer, streamed to the terminal or printed as JSON.
 
 ``--json`` prints ``{"answer", "grounded", "sources": [{"id", "term", "definition", "source"}], "model",
-"ttft_s", "tokens"}`` (the contract other tools parse); without it the answer streams as it is
-written, then the sources follow. Price and fit questions are answered from the price list and the fit
-engine, as in the bot (``app.intents``).
+"ttft_s", "tokens", "caveats": [{"source", "text"}]}`` (the contract other tools parse; ``caveats``: the
+cited seeds' own disclaimers, verbatim); without it the answer streams as it is written, then the sources.
+Price and fit questions are answered from the price list and the fit engine, as in the bot (``app.intents``).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from infra.i18n import Lang, t
 from infra.markup import PLAIN, Markup
 from rag.answer import Answer
 from rag.glossary import GlossaryEntry
+from rag.rules import Caveat
 
 
 def render_sources(sources: Sequence[GlossaryEntry], lang: Lang, markup: Markup = PLAIN) -> str:
@@ -46,8 +47,25 @@ def render_card(entry: GlossaryEntry, lang: Lang, markup: Markup = PLAIN) -> str
     return "\n\n".join(lines)
 
 
+def render_caveats(caveats: Sequence[Caveat], lang: Lang, markup: Markup = PLAIN) -> str:
+    """The cited seeds' own disclaimers, quoted (in English, the curator's rendering follows the quote)."""
+    parts = []
+    for caveat in caveats:
+        parts.append(markup.italic(t("answer_caveat", lang, source=caveat.source)))
+        parts.append(markup.quote(caveat.quote))
+        if lang == "en":
+            parts.append(markup.text(t("rule_in_english", lang, text=caveat.en)))
+    return "\n".join(parts)
+
+
 def render_reply(answer: Answer, markup: Markup = PLAIN) -> str:
     """A final answer; the glossary's own words (quotes) set apart, so the user sees they are verbatim."""
+    body = _render_body(answer, markup)
+    caveats = render_caveats(answer.caveats, answer.lang, markup)
+    return f"{body}\n\n{caveats}" if caveats else body
+
+
+def _render_body(answer: Answer, markup: Markup) -> str:
     if not answer.quotes:
         return render_answer(answer.text, answer.sources, answer.lang, markup)
     numbers = {entry.id: n for n, entry in enumerate(answer.sources, start=1)}

@@ -4,6 +4,7 @@ company's rules quoted from the glossary (``rag.rules``). The user sees where ea
 from __future__ import annotations
 
 from app.intents import Intent
+from app.views.answer import render_caveats
 from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import PLAIN, Markup
@@ -72,4 +73,7 @@ def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> st
     sources = dict.fromkeys(f"{answer.entry.term} — {answer.entry.source}" for answer in intent.rules)
     source_key = "rule_source" if verdict is None else "rule_source_verdict"
     parts.append(markup.italic(t(source_key, lang, sources="; ".join(sources))))
+    caveats = list(dict.fromkeys(caveat for answer in intent.rules for caveat in answer.caveats))
+    if caveats:
+        parts.append(render_caveats(caveats, lang, markup))
     return "\n".join(parts)

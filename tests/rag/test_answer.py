@@ -108,7 +108,7 @@ async def test_in_scope_answer_streams_and_is_grounded_or_falls_back(
     else:  # the small model cited nothing usable: the definitions verbatim, not grounded
         assert answer.status == "fallback" and not answer.grounded
         assert ENTRIES[1].definition in answer.text
-    assert answer.to_json().keys() == {"answer", "grounded", "sources", "model", "ttft_s", "tokens"}
+    assert answer.to_json().keys() == {"answer", "grounded", "sources", "model", "ttft_s", "tokens", "caveats"}
     assert answer.to_json()["sources"][0].keys() == {"id", "term", "definition", "source"}
 
 

@@ -25,7 +25,7 @@ def test_ask_json_contract_in_scope_and_out_of_scope(tmp_path: Path) -> None:
     done = run_ask(tmp_path, "How does NVLink connect GPUs?", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     payload = json.loads(done.stdout)
-    assert list(payload) == ["answer", "grounded", "sources", "model", "ttft_s", "tokens"]
+    assert list(payload) == ["answer", "grounded", "sources", "model", "ttft_s", "tokens", "caveats"]
     assert payload["sources"] and set(payload["sources"][0]) == {"id", "term", "definition", "source"}
     assert any("nvlink" in s["id"] for s in payload["sources"])
     assert isinstance(payload["grounded"], bool) and payload["tokens"] > 0
