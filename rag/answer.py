@@ -195,13 +195,15 @@ class Answerer:
     # ------------------------------------------------------------ answering
 
     async def answer(self, question: str, conversation_key: str | None, *, user_key: str | None = None,
-                     lang: Lang | None = None, max_tokens: int | None = None,
+                     lang: Lang | None = None, max_tokens: int | None = None, cancel_key: str | None = None,
                      ) -> AsyncGenerator[AnswerEvent, None]:
         """Stream the events of one answer (see the module docstring).
 
         ``conversation_key`` (see :func:`rag.conversation.conversation_key`) selects the history used for
         follow-ups; None answers without history. ``user_key`` is the fairness unit in the queue and what
         :meth:`cancel` matches (defaults to the conversation). ``max_tokens`` overrides the answer budget.
+        ``cancel_key`` names this one answer for :meth:`cancel` (a stop button under it), unlike the user's
+        or the conversation's key, which stop every answer of theirs.
         """
         started = time.monotonic()
         question = question.strip()
@@ -226,7 +228,7 @@ class Answerer:
         params = self.params if max_tokens is None else replace(self.params, max_tokens=max(1, max_tokens))
         attempt: _Attempt | None = None
         async for event in self._attempt(question, entries, history, lang, params, owner, conversation_key,
-                                         started, self.timeout_s):
+                                         started, self.timeout_s, cancel_key=cancel_key):
             if isinstance(event, _Attempt):
                 attempt = event
             elif isinstance(event, QueueFullError):
@@ -241,7 +243,7 @@ class Answerer:
         focused = [entry for entry in entries if entry.concept == entries[0].concept]
         if answer.status == "fallback" and attempt.result.failure is None and not attempt.stream.answer.text:
             retried = await self._retry_focused(question, focused, history, lang, params, started, attempt,
-                                                owner, conversation_key)
+                                                owner, conversation_key, cancel_key)
             answer = retried or answer
         yield Done(await self._remember(conversation_key, question, answer))
 
@@ -274,11 +276,12 @@ class Answerer:
     async def _attempt(self, question: str, entries: list[GlossaryEntry], history: Sequence[Turn], lang: Lang,
                        params: GenerationParams, owner: str, conversation_key: str | None, started: float,
                        timeout_s: float, *, native_rules: bool = False, stream: bool = True,
+                       cancel_key: str | None = None,
                        ) -> AsyncGenerator[Queued | Generating | Delta | _Attempt | QueueFullError, None]:
         """One generation: its verified sentences as Deltas (when ``stream``), then the :class:`_Attempt`."""
         assert self.backend is not None
         try:
-            ticket = self.queue.enqueue(owner, tag=conversation_key)
+            ticket = self.queue.enqueue(owner, tag=conversation_key, key=cancel_key)
         except QueueFullError as exc:
             yield exc
             return
@@ -309,7 +312,8 @@ class Answerer:
 
     async def _retry_focused(self, question: str, focused: list[GlossaryEntry], history: Sequence[Turn],
                              lang: Lang, params: GenerationParams, started: float, first: _Attempt,
-                             owner: str, conversation_key: str | None) -> Answer | None:
+                             owner: str, conversation_key: str | None,
+                             cancel_key: str | None = None) -> Answer | None:
         """One more try when no sentence of the model's answer passed: only the best concept in the context,
         and the rules stated in the answer's language.
 
@@ -323,7 +327,8 @@ class Answerer:
             return None
         second: _Attempt | None = None
         async for event in self._attempt(question, focused, history, lang, params, owner, conversation_key,
-                                         started, remaining, native_rules=True, stream=False):
+                                         started, remaining, native_rules=True, stream=False,
+                                         cancel_key=cancel_key):
             if isinstance(event, _Attempt):
                 second = event
             elif isinstance(event, QueueFullError):
