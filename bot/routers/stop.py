@@ -46,20 +46,22 @@ async def on_stop(message: Message, answerer: Answerer | None, lang: Lang) -> No
 
 
 @router.stopped_message_generation()
-async def on_draft_stopped(event: MessageGenerationStopped, answerer: Answerer | None,
-                           generations: Generations) -> None:
+async def on_draft_stopped(event: MessageGenerationStopped, answerer: Answerer | None = None,
+                           generations: Generations | None = None) -> None:
     # Nothing to say back: the stopped answer itself arrives as the final message, marked as stopped.
-    generations.stop(event.chat.id, event.draft_id, answerer)
+    if generations is not None:
+        generations.stop(event.chat.id, event.draft_id, answerer)
 
 
 @router.callback_query(StopAnswer.filter())
-async def on_stop_button(query: CallbackQuery, callback_data: StopAnswer, answerer: Answerer | None,
-                         generations: Generations, notices: Notices, lang: Lang) -> None:
+async def on_stop_button(query: CallbackQuery, callback_data: StopAnswer, lang: Lang,
+                         answerer: Answerer | None = None, generations: Generations | None = None,
+                         notices: Notices | None = None) -> None:
     if query.from_user.id != callback_data.u:
-        await notices.to_presser(query, t("stop_not_yours", lang))
+        await (notices or Notices()).to_presser(query, t("stop_not_yours", lang))
         return
     chat_id = query.message.chat.id if query.message is not None else query.from_user.id
-    if generations.stop(chat_id, callback_data.g, answerer) is None:
+    if generations is None or generations.stop(chat_id, callback_data.g, answerer) is None:
         await query.answer(t("stop_finished", lang))
         return
     await query.answer(t("stop_done", lang))
