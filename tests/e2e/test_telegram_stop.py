@@ -45,10 +45,11 @@ def _stopped_lines(bot: BotProcess, chat_id: int) -> list[tuple[int, int]]:
 
 async def _wait_stopped(bot: BotProcess, chat_id: int, count: int, timeout: float = 10.0) -> list[tuple[int, int]]:
     """The log line comes just after the final message has gone out."""
-    deadline = time.monotonic() + timeout
-    while len(lines := _stopped_lines(bot, chat_id)) < count and time.monotonic() < deadline:
+    for _ in range(int(timeout * 10)):
+        if len(lines := _stopped_lines(bot, chat_id)) >= count:
+            return lines
         await asyncio.sleep(0.1)
-    return lines
+    return _stopped_lines(bot, chat_id)
 
 
 def _ephemeral(call: Call) -> dict[str, Any] | None:
