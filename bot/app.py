@@ -27,10 +27,12 @@ from app.services import Services
 from bot import middlewares
 from bot.commands import set_command_menus
 from bot.fsm_storage import build_fsm_storage
+from bot.generations import Generations
 from bot.health import HealthChecks, add_health_routes, start_health_server
 from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.middlewares.ratelimit import RateLimits, build_rate_limits
+from bot.notices import Notices
 from bot.placement_reminders import ReminderPoller, stop_task
 from bot.preferences import PreferenceStore
 from bot.response_models import PinResponseModels
@@ -140,7 +142,8 @@ def injected_services(services: Services) -> dict[str, Any]:
 
 def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
     dispatcher = Dispatcher(storage=build_fsm_storage(settings, runtime.engine), settings=settings,
-                            pacer=ChatPacer(), preferences=runtime.preferences, feedback=runtime.feedback,
+                            pacer=ChatPacer(), generations=Generations(), notices=Notices(),
+                            preferences=runtime.preferences, feedback=runtime.feedback,
                             health=runtime.health,
                             **injected_services(runtime.services))
     middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences, runtime.rate_limits)

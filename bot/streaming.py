@@ -9,6 +9,11 @@ final messages wait it out and are retried, so a flood-control answer never lose
 
 While the question waits for the model, ``sendChatAction(typing)`` is repeated every few seconds and the
 queue position is shown (in the draft bubble privately, in the placeholder in groups).
+
+Stopping (Bot API 10.3): drafts are sent with ``can_stop`` (Telegram draws a stop button on the bubble and
+sends ``stopped_message_generation``) and ``keep_on_stop`` (the bubble stays until the final message
+replaces it). In groups the placeholder carries ``stop_markup`` (a «Стоп» button) on every edit; the final
+message drops it. After :meth:`AnswerStream.halt` no preview goes out any more.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any, TypeVar
 from aiogram import Bot
 from aiogram.enums import ChatAction
 from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError, TelegramRetryAfter
-from aiogram.types import Message, ReplyParameters
+from aiogram.types import InlineKeyboardMarkup, Message, ReplyParameters
 
 from bot import metrics
 from bot.filters import thread_of
@@ -38,6 +43,11 @@ T = TypeVar("T")
 TYPING_EVERY_S = 4.5  # a chat action shows for about 5 s
 FINAL_SEND_ATTEMPTS = 6
 _draft_ids = itertools.count(int(time.time()) % 1_000_000 * 1000 + 1)
+
+
+def new_draft_id() -> int:
+    """A non-zero id unique in this process: a draft's id and, in groups, the «Стоп» button's."""
+    return next(_draft_ids)
 
 
 @dataclass(frozen=True)
@@ -147,12 +157,15 @@ def _plain_sender(bot: Bot, target: Target, text: str, reply_to: int | None,
 class AnswerStream:
     """One answer being streamed to one chat. Use :meth:`queued`, :meth:`delta`, then :meth:`finish`."""
 
-    def __init__(self, bot: Bot, target: Target, lang: Lang, pacer: ChatPacer) -> None:
+    def __init__(self, bot: Bot, target: Target, lang: Lang, pacer: ChatPacer, *,
+                 stop_markup: InlineKeyboardMarkup | None = None, draft_id: int | None = None) -> None:
         self.bot = bot
         self.target = target
         self.lang = lang
         self.pacer = pacer
-        self.draft_id = next(_draft_ids)
+        self.draft_id = draft_id if draft_id is not None else new_draft_id()
+        self.stop_markup = stop_markup  # on the group placeholder while the answer is generated
+        self.halted = False
         self.text = ""
         self.placeholder: Message | None = None
         self._shown = ""  # what the chat shows now (draft or placeholder)
@@ -203,6 +216,12 @@ class AnswerStream:
         self._wanted = truncate_preview(text)
         self._changed.set()
 
+    def halt(self) -> None:
+        """The user stopped this answer: no more previews (a draft sent now would come back to life)."""
+        self.halted = True
+        if self._typing_task is not None:
+            self._typing_task.cancel()
+
     async def finish(self, html_text: str, reply_markup: Any = None) -> list[Message]:
         """Deliver the final answer: real messages privately, the placeholder plus more in groups."""
         await self._stop_background()
@@ -212,7 +231,10 @@ class AnswerStream:
         sent: list[Message] = []
         if self.placeholder is not None:
             last = len(chunks) == 1
-            edited = await self._final_edit(chunks[0], reply_markup if last else None)
+            markup = reply_markup if last else None
+            if markup is None and self.stop_markup is not None:
+                markup = InlineKeyboardMarkup(inline_keyboard=[])  # the «Стоп» button goes with the stream
+            edited = await self._final_edit(chunks[0], markup)
             sent.append(edited)
             rest = chunks[1:]
         else:
@@ -266,7 +288,7 @@ class AnswerStream:
             if wait > 0:
                 await asyncio.sleep(wait)
             text = self._wanted
-            if not text.strip() or text == self._shown:
+            if not text.strip() or text == self._shown or self.halted:
                 continue
             try:
                 async with self._busy:
@@ -295,16 +317,19 @@ class AnswerStream:
         if draft:
             self._next_draft_at = now + self.pacer.draft_interval_s
             await self.bot.send_message_draft(chat_id=self.target.chat_id, draft_id=self.draft_id, text=text,
-                                              message_thread_id=self.target.thread_id, parse_mode=None)
+                                              message_thread_id=self.target.thread_id, parse_mode=None,
+                                              can_stop=True, keep_on_stop=True)
             return
         self.pacer.spend(self.target.chat_id, now, self.pacer.interval(self.target, draft=False))
         if self.placeholder is None:
             self.placeholder = await self.bot.send_message(
                 self.target.chat_id, text, message_thread_id=self.target.thread_id, parse_mode=None,
-                reply_parameters=reply_parameters(self.target.reply_to_message_id))
+                reply_parameters=reply_parameters(self.target.reply_to_message_id), reply_markup=self.stop_markup)
             return
+        # the markup again on every edit: an edit without one would drop the «Стоп» button
         await self.bot.edit_message_text(text=text, chat_id=self.target.chat_id,
-                                         message_id=self.placeholder.message_id, parse_mode=None)
+                                         message_id=self.placeholder.message_id, parse_mode=None,
+                                         reply_markup=self.stop_markup)
 
 
 def target_of(message: Message) -> Target:

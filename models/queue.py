@@ -15,7 +15,8 @@ Usage::
     finally:
         ticket.release()
 
-``queue.cancel(key)`` cancels every waiting or running request whose user or tag equals ``key``.
+``queue.cancel(key)`` cancels every waiting or running request whose user, tag or own ``key`` equals
+``key`` (the own key names one request: the Telegram front stops one answer from its stop button).
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ class RequestCancelledError(RuntimeError):
 
 
 class Ticket:
-    def __init__(self, queue: RequestQueue, user: str, tag: str | None, number: int) -> None:
+    def __init__(self, queue: RequestQueue, user: str, tag: str | None, number: int,
+                 key: str | None = None) -> None:
         self.queue = queue
         self.user = user
         self.tag = tag
+        self.key = key
         self.number = number
         self.started_at: float | None = None
         self.cancel = asyncio.Event()
@@ -124,10 +127,10 @@ class RequestQueue:
     def estimated_wait_s(self, position: int) -> int:
         return max(0, math.ceil(position * self.avg_service_s / self.parallel))
 
-    def enqueue(self, user: str, tag: str | None = None) -> Ticket:
+    def enqueue(self, user: str, tag: str | None = None, key: str | None = None) -> Ticket:
         if self.waiting >= self.max_waiting:
             raise QueueFullError(self.retry_after_s())
-        ticket = Ticket(self, user, tag, next(self._numbers))
+        ticket = Ticket(self, user, tag, next(self._numbers), key)
         self._waiting.setdefault(user, deque()).append(ticket)
         self._dispatch()
         self._notify_all()
@@ -186,8 +189,8 @@ class RequestQueue:
 
     def cancel(self, key: str) -> int:
         """Cancel the waiting and running requests of a user or a tag; returns how many."""
-        matched = [t for t in self._running if key in (t.user, t.tag)]
-        matched += [t for q in self._waiting.values() for t in q if key in (t.user, t.tag)]
+        matched = [t for t in self._running if key in (t.user, t.tag, t.key)]
+        matched += [t for q in self._waiting.values() for t in q if key in (t.user, t.tag, t.key)]
         for ticket in matched:
             ticket.cancel.set()
         return len(matched)

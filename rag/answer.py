@@ -207,16 +207,19 @@ class Answerer:
     # ------------------------------------------------------------ answering
 
     async def answer(self, question: str, conversation_key: str | None, *, user_key: str | None = None,
-                     lang: Lang | None = None, max_tokens: int | None = None,
+                     lang: Lang | None = None, max_tokens: int | None = None, cancel_key: str | None = None,
                      ) -> AsyncGenerator[AnswerEvent, None]:
         """Stream the events of one answer (see the module docstring).
 
         ``conversation_key`` (see :func:`rag.conversation.conversation_key`) selects the history used for
         follow-ups; None answers without history. ``user_key`` is the fairness unit in the queue and what
         :meth:`cancel` matches (defaults to the conversation). ``max_tokens`` overrides the answer budget.
-        The final answer carries the disclaimers of the seeds it cites, whichever path produced it.
+        ``cancel_key`` names this one answer for :meth:`cancel` (a stop button under it), unlike the user's
+        or the conversation's key, which stop every answer of theirs. The final answer carries the
+        disclaimers of the seeds it cites, whichever path produced it.
         """
-        events = self._answer(question, conversation_key, user_key=user_key, lang=lang, max_tokens=max_tokens)
+        events = self._answer(question, conversation_key, user_key=user_key, lang=lang, max_tokens=max_tokens,
+                              cancel_key=cancel_key)
         async with contextlib.aclosing(events) as stream:
             async for event in stream:
                 if isinstance(event, Done) and self.caveats is not None and event.answer.sources:
@@ -224,7 +227,8 @@ class Answerer:
                 yield event
 
     async def _answer(self, question: str, conversation_key: str | None, *, user_key: str | None,
-                      lang: Lang | None, max_tokens: int | None) -> AsyncGenerator[AnswerEvent, None]:
+                      lang: Lang | None, max_tokens: int | None, cancel_key: str | None,
+                      ) -> AsyncGenerator[AnswerEvent, None]:
         started = time.monotonic()
         question = question.strip()
         lang = lang or detect_lang(question)
@@ -248,7 +252,7 @@ class Answerer:
         params = self.params if max_tokens is None else replace(self.params, max_tokens=max(1, max_tokens))
         attempt: _Attempt | None = None
         async for event in self._attempt(question, entries, history, lang, params, owner, conversation_key,
-                                         started, self.timeout_s):
+                                         started, self.timeout_s, cancel_key=cancel_key):
             if isinstance(event, _Attempt):
                 attempt = event
             elif isinstance(event, QueueFullError):
@@ -263,7 +267,7 @@ class Answerer:
         focused = [entry for entry in entries if entry.concept == entries[0].concept]
         if answer.status == "fallback" and attempt.result.failure is None and not attempt.stream.answer.text:
             retried = await self._retry_focused(question, focused, history, lang, params, started, attempt,
-                                                owner, conversation_key)
+                                                owner, conversation_key, cancel_key)
             answer = retried or answer
         yield Done(await self._remember(conversation_key, question, answer))
 
@@ -296,11 +300,12 @@ class Answerer:
     async def _attempt(self, question: str, entries: list[GlossaryEntry], history: Sequence[Turn], lang: Lang,
                        params: GenerationParams, owner: str, conversation_key: str | None, started: float,
                        timeout_s: float, *, native_rules: bool = False, stream: bool = True,
+                       cancel_key: str | None = None,
                        ) -> AsyncGenerator[Queued | Generating | Delta | _Attempt | QueueFullError, None]:
         """One generation: its verified sentences as Deltas (when ``stream``), then the :class:`_Attempt`."""
         assert self.backend is not None
         try:
-            ticket = self.queue.enqueue(owner, tag=conversation_key)
+            ticket = self.queue.enqueue(owner, tag=conversation_key, key=cancel_key)
         except QueueFullError as exc:
             yield exc
             return
@@ -331,7 +336,8 @@ class Answerer:
 
     async def _retry_focused(self, question: str, focused: list[GlossaryEntry], history: Sequence[Turn],
                              lang: Lang, params: GenerationParams, started: float, first: _Attempt,
-                             owner: str, conversation_key: str | None) -> Answer | None:
+                             owner: str, conversation_key: str | None,
+                             cancel_key: str | None = None) -> Answer | None:
         """One more try when no sentence of the model's answer passed: only the best concept in the context,
         and the rules stated in the answer's language.
 
@@ -345,7 +351,8 @@ class Answerer:
             return None
         second: _Attempt | None = None
         async for event in self._attempt(question, focused, history, lang, params, owner, conversation_key,
-                                         started, remaining, native_rules=True, stream=False):
+                                         started, remaining, native_rules=True, stream=False,
+                                         cancel_key=cancel_key):
             if isinstance(event, _Attempt):
                 second = event
             elif isinstance(event, QueueFullError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import time
@@ -25,7 +26,7 @@ from aiohttp import web
 BOT_ID = 7000000001
 BOT_USERNAME = "anchorgpu_test_bot"
 NUMERIC_FIELDS = {"chat_id", "message_id", "message_thread_id", "user_id", "offset", "limit", "timeout",
-                  "draft_id", "reply_to_message_id", "cache_time"}
+                  "draft_id", "reply_to_message_id", "cache_time", "receiver_user_id", "ephemeral_message_id"}
 ALLOWED_TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a",
                 "code", "pre", "blockquote", "tg-emoji"}
 
@@ -111,7 +112,172 @@ def visible_length(text: str, parse_mode: str | None) -> int:
     return len(plain.encode("utf-16-le")) // 2
 
 
-class TelegramStub:
+
+# ---- Bot API 10.3: drafts with a stop button, stopped_message_generation, ephemeral messages ----------------
+# Kept in one mixin, apart from the rest of the stub. Where Telegram's documentation is silent the stub is
+# stricter than the real server and says so: better a test that fails here than a bot that fails there.
+EPHEMERAL_WINDOW_S = 15.0  # an eligible action (a button press, a reply to an ephemeral message) lasts 15 s
+BUTTON_STYLES = {"danger", "success", "primary"}
+
+
+@dataclass
+class IssuedCallback:
+    user_id: int
+    chat_id: int | None
+    ts: float
+
+
+class _DraftsAndEphemeral:
+    """sendMessageDraft (``can_stop``/``keep_on_stop``), a stop button a test can press, and ephemeral
+    messages (``ephemeral_message_parameters``: message_id 0, ``ephemeral_message_id``, ``receiver_user``),
+    refused like Telegram does: outside groups, and without an eligible action unless the bot is an admin."""
+
+    bot_user: dict[str, Any]
+    admins: dict[int, set[int]]
+    calls: list[Call]
+
+    def push_update(self, update: dict[str, Any], update_id: int | None = None) -> int:
+        raise NotImplementedError
+
+    def _check_text(self, text: str, parse_mode: str | None, allow_empty: bool = False) -> None:
+        raise NotImplementedError
+
+    @functools.cached_property
+    def drafts(self) -> dict[tuple[int, int], dict[str, Any]]:
+        """(chat_id, draft_id) -> the draft as shown now: text, can_stop, keep_on_stop, thread."""
+        return {}
+
+    @functools.cached_property
+    def ephemeral(self) -> dict[tuple[int, int, int], dict[str, Any]]:
+        """(chat_id, receiver_user_id, ephemeral_message_id) -> the ephemeral message as it is now."""
+        return {}
+
+    @functools.cached_property
+    def issued_callbacks(self) -> dict[str, IssuedCallback]:
+        return {}
+
+    @functools.cached_property
+    def _ephemeral_ids(self) -> itertools.count[int]:
+        return itertools.count(1)
+
+    # ---- test API ------------------------------------------------------------------------------------
+    def press_draft_stop(self, chat_id: int, draft_id: int | None = None) -> int:
+        """The user presses the stop button of the chat's draft: the real-shaped update Telegram sends.
+
+        Only a live draft sent with ``can_stop`` has that button; a final message dismisses the draft.
+        """
+        live = [(key, draft) for key, draft in self.drafts.items() if key[0] == chat_id
+                and (draft_id is None or key[1] == draft_id)]
+        if not live:
+            raise AssertionError(f"no live draft in chat {chat_id}: nothing to press")
+        (_, shown_id), draft = max(live, key=lambda item: item[1]["ts"])
+        if not draft["can_stop"]:
+            raise AssertionError(f"draft {shown_id} was sent without can_stop: it has no stop button")
+        event: dict[str, Any] = {"chat": {"id": chat_id, "type": "private", "first_name": "Test"},
+                                 "draft_id": shown_id}
+        if draft.get("message_thread_id"):
+            event["message_thread_id"] = draft["message_thread_id"]
+        return self.push_update({"stopped_message_generation": event})
+
+    def ephemeral_to(self, user_id: int, chat_id: int | None = None) -> list[dict[str, Any]]:
+        """The ephemeral messages a member received (current state), oldest first."""
+        return [m for (chat, receiver, _), m in sorted(self.ephemeral.items())
+                if receiver == user_id and (chat_id is None or chat == chat_id)]
+
+    def _issue_callback(self, query_id: str, user_id: int, message: dict[str, Any]) -> None:
+        chat = message.get("chat") or {}
+        self.issued_callbacks[query_id] = IssuedCallback(user_id, chat.get("id"), time.monotonic())
+
+    # ---- checks used by the general handlers ---------------------------------------------------------------
+    def _check_button(self, button: dict[str, Any]) -> None:
+        style = button.get("style")
+        if style is not None and style not in BUTTON_STYLES:
+            raise BotAPIError(400, "Bad Request: BUTTON_STYLE_INVALID")
+
+    def _dismiss_drafts(self, chat_id: int) -> None:
+        """Any real message from the bot dismisses the chat's drafts."""
+        for key in [key for key in self.drafts if key[0] == chat_id]:
+            del self.drafts[key]
+
+    # ---- methods --------------------------------------------------------------------------------------------
+    async def _m_sendMessageDraft(self, params: dict[str, Any]) -> bool:
+        chat_id = int(params.get("chat_id", 0))
+        if chat_id <= 0:  # what Telegram answers for a group (fastagent-sh/fastagent#96)
+            raise BotAPIError(400, "Bad Request: TEXTDRAFT_PEER_INVALID")
+        draft_id = int(params.get("draft_id") or 0)
+        if not draft_id:
+            raise BotAPIError(400, "Bad Request: draft_id must be non-zero")
+        for flag in ("can_stop", "keep_on_stop"):
+            if flag in params and not isinstance(params[flag], bool):
+                raise BotAPIError(400, f"Bad Request: field \"{flag}\" must be of type Boolean")
+        # stricter than the docs say: keeping a draft "on stop" means nothing without a stop button
+        if params.get("keep_on_stop") and not params.get("can_stop"):
+            raise BotAPIError(400, "Bad Request: keep_on_stop requires can_stop")
+        text = str(params.get("text", ""))
+        self._check_text(text, params.get("parse_mode"), allow_empty=True)
+        self.drafts[(chat_id, draft_id)] = {
+            "text": text, "can_stop": bool(params.get("can_stop")), "keep_on_stop": bool(params.get("keep_on_stop")),
+            "message_thread_id": params.get("message_thread_id"), "ts": time.monotonic()}
+        return True
+
+    def _send_ephemeral(self, params: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:
+        chat_id = int(params["chat_id"])
+        options = params.get("ephemeral_message_parameters")
+        if not isinstance(options, dict) or "receiver_user_id" not in options:
+            raise BotAPIError(400, "Bad Request: receiver_user_id is required")
+        receiver = int(options["receiver_user_id"])
+        if chat_id > 0:
+            raise BotAPIError(400, "Bad Request: ephemeral messages can be sent only to groups")
+        query_id = options.get("callback_query_id")
+        given = params.get("reply_parameters")
+        reply: dict[str, Any] = given if isinstance(given, dict) else {}
+        now = time.monotonic()
+        if query_id is not None:
+            issued = self.issued_callbacks.get(str(query_id))
+            if issued is None or issued.user_id != receiver or issued.chat_id != chat_id:
+                raise BotAPIError(400, "Bad Request: QUERY_ID_INVALID")
+            if now - issued.ts > EPHEMERAL_WINDOW_S:
+                raise BotAPIError(400, "Bad Request: query is too old and response timeout expired")
+        elif reply.get("ephemeral_message_id"):
+            if (chat_id, receiver, int(reply["ephemeral_message_id"])) not in self.ephemeral:
+                raise BotAPIError(400, "Bad Request: message to be replied not found")
+        elif int(self.bot_user["id"]) not in self.admins[chat_id]:
+            # the stub's wording: only an administrator bot may send one without an eligible action
+            raise BotAPIError(400, "Bad Request: not enough rights to send ephemeral messages")
+        ephemeral_id = next(self._ephemeral_ids)
+        message: dict[str, Any] = {
+            "message_id": 0, "ephemeral_message_id": ephemeral_id, "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "supergroup"}, "from": self.bot_user,
+            "receiver_user": {"id": receiver, "is_bot": False, "first_name": "Test"}, **content}
+        if params.get("message_thread_id"):
+            message["message_thread_id"] = params["message_thread_id"]
+        if isinstance(params.get("reply_markup"), dict) and "inline_keyboard" in params["reply_markup"]:
+            message["reply_markup"] = params["reply_markup"]
+        self.ephemeral[(chat_id, receiver, ephemeral_id)] = message
+        return message
+
+    def _find_ephemeral(self, params: dict[str, Any]) -> tuple[tuple[int, int, int], dict[str, Any]]:
+        key = (int(params["chat_id"]), int(params["receiver_user_id"]), int(params["ephemeral_message_id"]))
+        message = self.ephemeral.get(key)
+        if message is None:
+            raise BotAPIError(400, "Bad Request: message not found")
+        return key, message
+
+    async def _m_editEphemeralMessageText(self, params: dict[str, Any]) -> bool:
+        _, message = self._find_ephemeral(params)
+        text = str(params.get("text", ""))
+        self._check_text(text, params.get("parse_mode"))
+        message["text"] = text
+        message["edit_date"] = int(time.time())
+        return True
+
+    async def _m_deleteEphemeralMessage(self, params: dict[str, Any]) -> bool:
+        key, _ = self._find_ephemeral(params)
+        del self.ephemeral[key]
+        return True
+
+
+class TelegramStub(_DraftsAndEphemeral):
     def __init__(self, *, bot_username: str = BOT_USERNAME, bot_id: int = BOT_ID) -> None:
         self.bot_user = {"id": bot_id, "is_bot": True, "first_name": "AnchorGPU", "username": bot_username,
                          "can_join_groups": True, "can_read_all_group_messages": False,
@@ -230,8 +396,10 @@ class TelegramStub:
 
     def callback_update(self, data: str, *, message: dict[str, Any], user_id: int = 100,
                         language_code: str = "ru") -> int:
+        query_id = str(next(self._update_ids) * 7919)
+        self._issue_callback(query_id, user_id, message)
         return self.push_update({"callback_query": {
-            "id": str(next(self._update_ids) * 7919), "chat_instance": "ci-1", "data": data, "message": message,
+            "id": query_id, "chat_instance": "ci-1", "data": data, "message": message,
             "from": {"id": user_id, "is_bot": False, "first_name": "Test", "language_code": language_code},
         }})
 
@@ -397,6 +565,10 @@ class TelegramStub:
                     await asyncio.wait_for(self._new_update.wait(), max(0.0, deadline - time.monotonic()))
                 except TimeoutError:
                     break
+        allowed = params.get("allowed_updates")
+        if isinstance(allowed, list) and allowed:
+            # like Telegram: a type the bot did not ask for is never delivered (it is dropped, not held)
+            self._updates = [u for u in self._updates if any(kind in u for kind in allowed)]
         return self._updates[:limit]
 
     def _check_text(self, text: str, parse_mode: str | None, allow_empty: bool = False) -> None:
@@ -411,6 +583,7 @@ class TelegramStub:
             return
         for row in markup.get("inline_keyboard", []):
             for button in row:
+                self._check_button(button)
                 data = button.get("callback_data")
                 if data is not None and not 1 <= len(str(data).encode()) <= 64:
                     raise BotAPIError(400, "Bad Request: BUTTON_DATA_INVALID")
@@ -436,15 +609,10 @@ class TelegramStub:
         text = str(params.get("text", ""))
         self._check_text(text, params.get("parse_mode"))
         self._check_markup(params.get("reply_markup"))
+        if "ephemeral_message_parameters" in params:
+            return self._send_ephemeral(params, {"text": text})
+        self._dismiss_drafts(int(params["chat_id"]))
         return self._store(params, {"text": text})
-
-    async def _m_sendMessageDraft(self, params: dict[str, Any]) -> bool:
-        if int(params.get("chat_id", 0)) <= 0:
-            raise BotAPIError(400, "Bad Request: drafts can be sent only to private chats")
-        if not int(params.get("draft_id") or 0):
-            raise BotAPIError(400, "Bad Request: draft_id must be non-zero")
-        self._check_text(str(params.get("text", "")), params.get("parse_mode"), allow_empty=True)
-        return True
 
     async def _m_editMessageText(self, params: dict[str, Any]) -> dict[str, Any]:
         key = (int(params["chat_id"]), int(params["message_id"]))

@@ -30,7 +30,7 @@ from aiogram.enums import ChatType
 from aiogram.types import CallbackQuery, Chat, InlineQuery, Message, TelegramObject, User
 
 from bot import metrics
-from bot.filters import thread_of
+from bot.notices import Notices
 from infra.i18n import Lang, pick_lang, t
 from infra.settings import Settings
 
@@ -240,11 +240,12 @@ class RateLimitMiddleware(BaseMiddleware):
         if verdict.warn:
             lang: Lang = data.get("lang") or pick_lang(user.language_code if user else None)
             text = t("rate_limited", lang, seconds=max(1, math.ceil(verdict.wait_s)))
+            # in a group the warning is for the flooder only: ephemeral where Telegram allows (bot.notices)
+            notices: Notices = data.get("notices") or Notices()
             if isinstance(event, Message):
-                await event.bot.send_message(event.chat.id, text, message_thread_id=thread_of(event),  # type: ignore[union-attr]
-                                             parse_mode=None)
+                await notices.to_sender(event, text)
             elif isinstance(event, CallbackQuery):
-                await event.answer(text, show_alert=True)
+                await notices.to_presser(event, text)
             elif isinstance(event, InlineQuery):
                 await event.answer([], cache_time=1, is_personal=True)
         return None

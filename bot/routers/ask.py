@@ -16,7 +16,7 @@ import time
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject
-from aiogram.types import Message
+from aiogram.types import InlineKeyboardMarkup, Message
 
 from app.intents import IntentClassifier
 from app.views.answer import render_reply
@@ -24,10 +24,13 @@ from app.views.catalog import render_rule_answer, render_spec_answer
 from app.views.prices import render_price_answer
 from bot import metrics
 from bot.filters import AddressedQuestion, Sync, thread_of
+from bot.generations import Generation, Generations
+from bot.notices import Notices, PersonalNotice
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
 from bot.routers.feedback import feedback_keyboard
 from bot.routers.fit import send_fit
-from bot.streaming import AnswerStream, ChatPacer, Target, reply_html, send_html
+from bot.routers.stop import stop_keyboard
+from bot.streaming import AnswerStream, ChatPacer, Target, new_draft_id, reply_html, send_html
 from gpu.data import GpuData
 from gpu.fit.service import FitService
 from infra.i18n import Lang, t
@@ -48,20 +51,22 @@ MAX_QUESTION_CHARS = 2000
 async def on_ask(message: Message, command: CommandObject, bot: Bot, intents: IntentClassifier,
                  gpu_data: GpuData, fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
                  lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
-                 retriever: HybridRetriever | None = None) -> None:
+                 retriever: HybridRetriever | None = None, generations: Generations | None = None,
+                 notices: Notices | None = None) -> None:
     question = (command.args or "").strip()
     replied = message.reply_to_message
     if not question and replied is not None and (replied.text or replied.caption):
         question = (replied.text or replied.caption or "").strip()  # "/ask" in reply to a question
     await on_question(message, question, bot, intents, gpu_data, fit, answerer, pacer, lang, lang_explicit,
-                      answer_length, feedback, retriever)
+                      answer_length, feedback, retriever, generations, notices)
 
 
 @router.message(Sync(F.text), AddressedQuestion())
 async def on_question(message: Message, question: str, bot: Bot, intents: IntentClassifier, gpu_data: GpuData,
                       fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
                       lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
-                      retriever: HybridRetriever | None = None) -> None:
+                      retriever: HybridRetriever | None = None, generations: Generations | None = None,
+                      notices: Notices | None = None) -> None:
     if not question:
         await reply_html(message, escape(t("ask_usage", lang)))
         return
@@ -85,13 +90,14 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
     else:
         await answer_question(message, question, bot=bot, answerer=answerer, pacer=pacer, lang=lang,
                               lang_explicit=lang_explicit, answer_length=answer_length, feedback=feedback,
-                              retriever=retriever)
+                              retriever=retriever, generations=generations, notices=notices)
 
 
 async def answer_question(message: Message, question: str, *, bot: Bot, answerer: Answerer | None,
                           pacer: ChatPacer, lang: Lang, lang_explicit: bool = False,
                           answer_length: AnswerLength = "normal", feedback: FeedbackStore | None = None,
-                          retriever: HybridRetriever | None = None) -> None:
+                          retriever: HybridRetriever | None = None, generations: Generations | None = None,
+                          notices: Notices | None = None) -> None:
     is_private = message.chat.type == ChatType.PRIVATE
     thread_id = thread_of(message)
     target = Target(chat_id=message.chat.id, thread_id=thread_id,
@@ -102,18 +108,57 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
     user_id = message.from_user.id if message.from_user else None
     # /settings answer length scales the configured token budget
     max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
+    draft_id = new_draft_id()
+    generation = generations.start(message.chat.id, draft_id, user_id) if generations is not None else None
+    # groups have no drafts (TEXTDRAFT_PEER_INVALID): the asker's «Стоп» rides on the placeholder
+    stop_markup = (stop_keyboard(draft_id, user_id, lang)
+                   if not is_private and generation is not None and user_id is not None else None)
+    # in a group the queue position is the asker's business: ephemeral when Telegram allows it
+    personal = (PersonalNotice(notices, bot, message.chat.id, user_id, thread_id)
+                if not is_private and notices is not None and user_id is not None else None)
+    try:
+        final, generation_s = await _stream_answer(
+            answerer, question, bot, target, lang, pacer, stop_markup, draft_id, generation, personal,
+            conversation_key(message.chat.id, thread_id), user_id, lang_explicit, max_tokens, feedback, retriever)
+    finally:
+        if generations is not None and generation is not None:
+            generations.end(generation)
+        if personal is not None:
+            await personal.close()
+    if final is None:
+        return
+    if generation is not None and generation.stop_requested and final.status == "cancelled":
+        log.info("answer %s stopped by the asker after %d of %d tokens", generation.key, final.tokens,
+                 max_tokens)
+    _observe(final, generation_s)
+
+
+async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Target, lang: Lang,
+                         pacer: ChatPacer, stop_markup: InlineKeyboardMarkup | None, draft_id: int,
+                         generation: Generation | None, personal: PersonalNotice | None, key: str,
+                         user_id: int | None, lang_explicit: bool, max_tokens: int,
+                         feedback: FeedbackStore | None, retriever: HybridRetriever | None,
+                         ) -> tuple[Answer | None, float]:
     final: Answer | None = None
     first_delta_at: float | None = None
     generation_s = 0.0
-    async with AnswerStream(bot, target, lang, pacer) as stream:
-        events = answerer.answer(question, conversation_key(message.chat.id, thread_id),
-                                 user_key=str(user_id) if user_id is not None else None,
-                                 lang=lang if lang_explicit else None, max_tokens=max_tokens)
+    async with AnswerStream(bot, target, lang, pacer, stop_markup=stop_markup, draft_id=draft_id) as stream:
+        if generation is not None:
+            generation.on_stop = stream.halt
+        events = answerer.answer(question, key, user_key=str(user_id) if user_id is not None else None,
+                                 lang=lang if lang_explicit else None, max_tokens=max_tokens,
+                                 cancel_key=generation.key if generation is not None else None)
         async with contextlib.aclosing(events):
             async for event in events:
+                if generation is not None:
+                    generation.apply_stop(answerer)  # a stop that came before the answer was queued
                 if isinstance(event, Queued):
-                    stream.queued(event.position)
+                    if not (personal is not None and event.position > 0
+                            and await personal.show(t("queue_position", lang, position=event.position))):
+                        stream.queued(event.position)
                 elif isinstance(event, Generating):
+                    if personal is not None:
+                        await personal.close()
                     stream.started()  # "writing the answer…" while its first sentence is checked
                 elif isinstance(event, Delta):
                     first_delta_at = first_delta_at or time.monotonic()
@@ -123,13 +168,13 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
                     generation_s = time.monotonic() - first_delta_at if first_delta_at else 0.0
         if final is None:  # the answerer promises a Done; never leave the user with nothing
             await stream.finish(escape(t("answer_empty", lang)))
-            return
+            return None, 0.0
         body = render_reply(final, HTML)
         if final.status == "cancelled" and final.notice and final.notice not in final.text:
             body += f"\n\n<i>{escape(final.notice)}</i>"
         answer_id = await _record(feedback, retriever, question, final)
         await stream.finish(body, reply_markup=feedback_keyboard(answer_id, final.lang) if answer_id else None)
-    _observe(final, generation_s)
+    return final, generation_s
 
 
 async def _record(feedback: FeedbackStore | None, retriever: HybridRetriever | None, question: str,

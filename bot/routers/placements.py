@@ -26,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.views.placements import render_placement_error, render_placements, render_result
 from app.views.quote import money, pricing_label
 from bot.faultpoints import crash_point
+from bot.notices import Notices
 from bot.routers.placement_buttons import (
     PlacementAction,
     RentButton,
@@ -103,7 +104,8 @@ async def _controlling(callback: CallbackQuery, bot: Bot, lang: Lang) -> tuple[M
         await callback.answer(t("tgp_stale", lang))
         return None
     if not await may_control(bot, message.chat, callback.from_user.id):
-        await callback.answer(t("tgp_admin_only", lang), show_alert=True)
+        # a button's notice never needs the chat's refusal memory: its callback_query_id makes it eligible
+        await Notices().to_presser(callback, t("tgp_admin_only", lang))
         return None
     return message, who_in(message.chat, callback.from_user.id)
 

@@ -9,6 +9,7 @@ from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
+from bot.notices import Notices
 from bot.preferences import ANSWER_LENGTHS, LANGS, Preferences, PreferenceStore, scope_for
 from bot.streaming import reply_html, with_retry_after
 from infra.i18n import Lang, t
@@ -49,12 +50,13 @@ def _render(prefs: Preferences, lang: Lang, group: bool) -> tuple[str, InlineKey
 
 
 @router.message(Command("settings"))
-async def on_settings(message: Message, bot: Bot, preferences: PreferenceStore, lang: Lang) -> None:
+async def on_settings(message: Message, bot: Bot, preferences: PreferenceStore, lang: Lang,
+                      notices: Notices | None = None) -> None:
     group = message.chat.type != ChatType.PRIVATE
     if message.from_user is None:
         return
     if group and not await _is_admin(bot, message.chat.id, message.from_user.id):
-        await reply_html(message, escape(t("settings_admin_only", lang)))
+        await (notices or Notices()).to_sender(message, t("settings_admin_only", lang))
         return
     scope = scope_for("chat", message.chat.id) if group else scope_for("user", message.from_user.id)
     text, markup = _render(await preferences.get(scope), lang, group)
@@ -63,27 +65,28 @@ async def on_settings(message: Message, bot: Bot, preferences: PreferenceStore, 
 
 @router.callback_query(SettingsCallback.filter(F.field.in_({"lang", "len"})))
 async def on_settings_button(query: CallbackQuery, callback_data: SettingsCallback, bot: Bot,
-                             preferences: PreferenceStore, lang: Lang) -> None:
+                             preferences: PreferenceStore, lang: Lang, notices: Notices | None = None) -> None:
+    notices = notices or Notices()
     message = query.message
     if not isinstance(message, Message):
         await query.answer(t("button_expired", lang), show_alert=True)
         return
     group = message.chat.type != ChatType.PRIVATE
     if group and not await _is_admin(bot, message.chat.id, query.from_user.id):
-        await query.answer(t("settings_admin_only", lang), show_alert=True)
+        await notices.to_presser(query, t("settings_admin_only", lang))
         return
     scope, subject = ((scope_for("chat", message.chat.id), message.chat.id) if group
                       else (scope_for("user", query.from_user.id), query.from_user.id))
     if callback_data.field == "lang":
         if callback_data.value not in (*LANGS, "auto"):
-            await query.answer(t("button_expired", lang), show_alert=True)
+            await notices.to_presser(query, t("button_expired", lang))
             return
         new_lang = None if callback_data.value == "auto" else callback_data.value
         prefs = await preferences.set(scope, subject, lang=new_lang)  # type: ignore[arg-type]
         lang = prefs.lang or lang
     else:
         if callback_data.value not in ANSWER_LENGTHS:
-            await query.answer(t("button_expired", lang), show_alert=True)
+            await notices.to_presser(query, t("button_expired", lang))
             return
         prefs = await preferences.set(scope, subject, answer_length=callback_data.value)
     text, markup = _render(prefs, lang, group)

@@ -10,6 +10,7 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from app.services import Services
 from app.views.answer import render_card
+from bot.notices import Notices
 from bot.rendering import split_html
 from bot.streaming import reply_html, with_retry_after
 from infra.i18n import Lang, has, t
@@ -110,13 +111,13 @@ async def on_terms(message: Message, services: Services, lang: Lang) -> None:
 
 @router.callback_query(TermsCallback.filter())
 async def on_terms_button(query: CallbackQuery, callback_data: TermsCallback, services: Services,
-                          lang: Lang) -> None:
+                          lang: Lang, notices: Notices | None = None) -> None:
     glossary = browsable(services)
     message = query.message
     valid_category = 0 <= callback_data.category < len(glossary.categories)
     valid_entry = 0 <= callback_data.entry < len(glossary.entries)
     if not isinstance(message, Message) or not valid_category or not valid_entry:
-        await query.answer(t("button_expired", lang), show_alert=True)
+        await (notices or Notices()).to_presser(query, t("button_expired", lang))
         return
     if callback_data.view == "cat":
         text, markup = category_view(glossary, callback_data.category, callback_data.page, lang)

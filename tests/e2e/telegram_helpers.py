@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.conftest import REPO_ROOT, BotProcess, bot_env
 from tests.rag.support import shared_chroma_dir, shared_retriever
-from tests.telegram_stub import TelegramStub
+from tests.telegram_stub import Call, TelegramStub
 
 
 def free_port() -> int:
@@ -48,3 +48,10 @@ async def running_bot(ready: bool = True, **env: str) -> AsyncIterator[tuple[Tel
 def group_message(stub: TelegramStub, text: str, *, chat_id: int, user_id: int = 200,
                   **kwargs: Any) -> int:
     return stub.message_update(text, chat_id=chat_id, user_id=user_id, chat_type="supergroup", **kwargs)
+
+
+def refusal_text(stub: TelegramStub, chat_id: int, user_id: int, answer: Call) -> str:
+    """What a refused button press told its presser: in a group the ephemeral message only they saw
+    (bot/notices.py), otherwise the alert of the callback answer."""
+    shown = stub.ephemeral_to(user_id, chat_id)
+    return str(answer.params.get("text") or (shown[-1]["text"] if shown else ""))

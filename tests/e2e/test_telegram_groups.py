@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import BotProcess
 from tests.e2e.telegram_helpers import group_message, running_bot
-from tests.telegram_stub import BOT_USERNAME, Fault, TelegramStub
+from tests.telegram_stub import BOT_USERNAME, Call, Fault, TelegramStub
 
 ALLOWED = [-1001, -1002, -1003, -1004, -1005, -1006, -1007]
 
@@ -100,13 +100,18 @@ async def test_groups_outside_the_allow_list_are_ignored(tg: tuple[TelegramStub,
 
 async def test_group_settings_are_for_admins_and_change_the_language(tg: tuple[TelegramStub, BotProcess]) -> None:
     stub, _ = tg
+    def seen(call: Call) -> bool:  # a message the chat got (not the ephemeral attempt Telegram refused)
+        return call.params.get("chat_id") == -1005 and "ephemeral_message_parameters" not in call.params
+
     group_message(stub, f"/settings@{BOT_USERNAME}", chat_id=-1005, user_id=501, language_code="en")
-    refused = await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == -1005, timeout=30)
+    refused = await stub.wait_for("sendMessage", seen, timeout=30)
     assert "administrators" in refused[0].params["text"]
+    # the refusal is for one member: tried ephemerally first (refused: the bot is no administrator here)
+    assert "ephemeral_message_parameters" in stub.calls_to("sendMessage", -1005)[0].params
 
     stub.admins[-1005].add(502)
     group_message(stub, f"/settings@{BOT_USERNAME}", chat_id=-1005, user_id=502, language_code="en")
-    menu = (await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == -1005, count=2))[1]
+    menu = (await stub.wait_for("sendMessage", seen, count=2))[1]
     message = stub.bot_messages(-1005)[-1]
     assert message is not None and "Group settings" in menu.params["text"]
     russian = next(b["callback_data"] for row in menu.params["reply_markup"]["inline_keyboard"] for b in row
