@@ -32,7 +32,7 @@ from aiogram.types import Update
 from aiogram.utils.backoff import Backoff, BackoffConfig
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.update_journal import Entry, SqlUpdateJournal
+from bot.update_journal import SqlUpdateJournal
 
 log = logging.getLogger(__name__)
 
@@ -87,12 +87,13 @@ class JournaledPolling:
             await self._purge()
             poller = asyncio.create_task(self._poll(allowed_updates, workflow_data), name="polling")
             stopped = asyncio.create_task(self._stop.wait())
-            done, _ = await asyncio.wait({poller, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({poller, stopped}, return_when=asyncio.FIRST_COMPLETED)
             for task in (poller, stopped):
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await asyncio.gather(poller, stopped, return_exceptions=True)
             await self._drain()
+            if not poller.cancelled() and poller.exception() is not None:
+                raise poller.exception()  # type: ignore[misc]
         finally:
             log.info("polling stopped")
             with contextlib.suppress(Exception):
