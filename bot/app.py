@@ -34,6 +34,7 @@ from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.middlewares.ratelimit import RateLimits, build_rate_limits
 from bot.notices import Notices
 from bot.placement_reminders import ReminderPoller, stop_task
+from bot.polling import run_journaled_polling
 from bot.preferences import PreferenceStore
 from bot.response_models import PinResponseModels
 from bot.retry import TransientErrorRetry
@@ -202,9 +203,11 @@ async def run_polling(settings: Settings, runtime: BotRuntime) -> None:
     try:
         await bot.delete_webhook(drop_pending_updates=False)
         log.info("polling %s", settings.telegram.api_base)
-        # aiogram installs SIGINT/SIGTERM handlers and stops polling gracefully, closing the session.
-        await dispatcher.start_polling(bot, handle_signals=True, close_bot_session=True,
-                                       allowed_updates=dispatcher.resolve_used_update_types())
+        # like dispatcher.start_polling (graceful SIGTERM, closes the session), but each update is journaled
+        # before Telegram is told it arrived, and a start finishes what a killed process left (bot/polling.py)
+        await run_journaled_polling(dispatcher, bot, runtime.engine, settings.db.dedupe_ttl_hours * 3600.0,
+                                    handle_signals=True, close_bot_session=True,
+                                    allowed_updates=dispatcher.resolve_used_update_types())
     finally:
         if health is not None:
             await health.cleanup()

@@ -4,23 +4,37 @@
 deletes the file and SIGKILLs itself at that point — exactly the "killed between storing a quote and
 replying" case the fault suite needs. Deleting first makes the crash happen once, so the restarted process
 handles the redelivered update normally.
+
+A stall point (:func:`stall_point`) holds every update that reaches it for as long as the file holds its
+name, so that a test can kill the process with many updates in flight; removing the file lets them go.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+from pathlib import Path
 from typing import Any
 
 
-def crash_point(settings: Any, name: str) -> None:
+def _armed(settings: Any, name: str) -> Path | None:
     flag = getattr(getattr(settings, "data", None), "test_crash_flag", None)
     if flag is None:
-        return
+        return None
     try:
-        armed = flag.read_text().strip() == name
+        return flag if flag.read_text().strip() == name else None
     except OSError:
-        return
-    if armed:
+        return None
+
+
+def crash_point(settings: Any, name: str) -> None:
+    flag = _armed(settings, name)
+    if flag is not None:
         flag.unlink(missing_ok=True)
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+async def stall_point(settings: Any, name: str) -> None:
+    while _armed(settings, name) is not None:  # noqa: ASYNC110 - a file, not an event of ours
+        await asyncio.sleep(0.1)

@@ -4,7 +4,7 @@ Telegram answers 5xx or drops a connection now and then, and 429 (flood control)
 aiogram raises at once and does not retry. Without this, a /quote whose reply hits one 502 ends in the
 error boundary's apology even though the quote was stored. Retried here, for every method except:
 
-* ``getUpdates`` (aiogram's polling loop has its own back-off),
+* ``getUpdates`` (the polling loop, bot/polling.py, has its own back-off),
 * previews (``sendMessageDraft``, ``sendChatAction``) and, for 429 only, ``editMessageText``: the streaming
   code paces those per chat and deliberately skips a preview under flood control.
 

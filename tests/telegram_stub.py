@@ -430,6 +430,10 @@ class TelegramStub(_DraftsAndEphemeral):
             raise BotAPIError(429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after})
         sent.append(now)
 
+    def unconfirmed(self) -> list[int]:
+        """The ids of the queued updates no ``getUpdates`` offset has confirmed yet."""
+        return [u["update_id"] for u in self._updates]
+
     def inject(self, method: str, fault: Fault, times: int = 1) -> None:
         for _ in range(times):
             self._faults[method].append(fault)

@@ -27,6 +27,7 @@ MODEL_MODULES = (
     "gpu.placements.reminders",
     "bot.preferences",
     "bot.middlewares.dedupe_store",
+    "bot.update_journal",
     "bot.fsm_storage",
     "rag.gaplog",
 )

@@ -12,6 +12,7 @@ from aiogram import BaseMiddleware
 from aiogram.types import TelegramObject, Update
 
 from bot import metrics
+from bot.faultpoints import stall_point
 from bot.middlewares.dedupe_store import UpdateClaims
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ class DedupeMiddleware(BaseMiddleware):
             return None
         self._track(update_id)
         try:
+            await stall_point(data.get("settings"), "update_claimed")  # test-only, see bot/faultpoints.py
             result = await handler(event, data)
         except BaseException:
             self._in_flight.discard(update_id)

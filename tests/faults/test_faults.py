@@ -7,7 +7,8 @@ Two bot processes per run (module fixtures), each polling the Telegram stub:
   streams, a crash and a restart), Telegram answering 429/5xx/dropped connections, SQLite locked.
 * ``infra_bot``: PostgreSQL through a proxy that can be cut (the database goes down and comes back),
   Chroma unreachable from the start, and a SIGKILL between storing a quote and replying, followed by a
-  restart that receives the same update again (the stub redelivers until the offset is confirmed).
+  restart that receives the same update again (the stub redelivers until the offset is confirmed); a
+  SIGKILL with 20 updates in flight, whose restart answers each once from the polling journal.
 """
 
 from __future__ import annotations
@@ -280,9 +281,9 @@ async def test_sigkill_between_store_and_reply_then_redelivery(infra_bot: InfraB
     await killed_at_the_crash_point(infra_bot)
     assert not stub.sent_texts(chat_id)  # killed before replying
     assert len(await infra_bot.stored(chat_id)) == 1  # …after the commit
-    # restart and redeliver (Telegram repeats an update whose webhook got no 2xx; aiogram's polling has
-    # already confirmed it, so the test repeats it the way Telegram would): the dead owner's claim expires
-    # and the replay answers with the stored quote instead of issuing a second one
+    # restart: the journal replays the update (its offset was confirmed once it was journaled) and the test
+    # also redelivers it, as Telegram would had the offset not been confirmed yet (or in webhook mode); the
+    # dead owner's claim expires and one reply carries the stored quote instead of issuing a second one
     infra_bot.bot = BotProcess(infra_bot.env, infra_bot.tmp / "bot-restarted.log")
     infra_bot.bot.start()
     stub.push_update(update, update_id=update_id)
@@ -336,3 +337,49 @@ async def test_sigkill_between_storing_a_placement_and_replying_then_redelivery(
     await asyncio.sleep(2)
     assert await infra_bot.stored(chat_id, "placements") == placed  # the same one, not a second
     assert placed[0] in str(edits[-1].params["text"])
+
+
+async def test_sigkill_with_20_updates_in_flight_then_restart_answers_each_once(infra_bot: InfraBot) -> None:
+    """Polling without loss: 20 updates are journaled, confirmed to Telegram (it will never send them again)
+    and claimed, the process dies before any reply; the restarted process answers each of them once."""
+    stub = infra_bot.stub
+    infra_bot.crash_flag.write_text("update_claimed")  # a stall point: every update waits there, claimed
+    chats = [next(CHATS) for _ in range(20)]
+    ids = [stub.message_update("/help", chat_id=chat, user_id=chat, language_code="en") for chat in chats]
+
+    async def claims_in_flight() -> int:
+        conn = await asyncpg.connect(infra_bot.db_url)
+        try:
+            return int(await conn.fetchval("SELECT count(*) FROM telegram_updates WHERE update_id = ANY($1) "
+                                           "AND status = 'processing'", ids))
+        finally:
+            await conn.close()
+
+    for _ in range(600):
+        if await claims_in_flight() == 20 and not set(ids) & set(stub.unconfirmed()):
+            break
+        await asyncio.sleep(0.1)
+    assert await claims_in_flight() == 20, "not every update reached its handler"
+    assert not set(ids) & set(stub.unconfirmed()), "the offsets were not confirmed: Telegram would redeliver"
+    proc = infra_bot.bot.proc
+    assert proc is not None
+    proc.kill()
+    proc.wait()
+    assert not [chat for chat in chats if stub.calls_to("sendMessage", chat)]  # killed before any reply
+    infra_bot.crash_flag.unlink()
+    infra_bot.bot = BotProcess(infra_bot.env, infra_bot.tmp / "bot-restarted-journal.log")
+    infra_bot.bot.start()
+    # nothing is redelivered by Telegram (the stub): the replies come from the journal's replay, once the
+    # dead process's claim leases (15 s) have expired
+    await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") in chats, timeout=BOOT_TIMEOUT, count=20)
+    await asyncio.sleep(2)
+    counts = {chat: len(stub.calls_to("sendMessage", chat)) for chat in chats}
+    assert counts == dict.fromkeys(chats, 1), counts
+    replayed = re.search(r"replaying (\d+) updates", infra_bot.bot.log())
+    assert replayed is not None and int(replayed.group(1)) >= 20, infra_bot.bot.log()[-3000:]
+    conn = await asyncpg.connect(infra_bot.db_url)
+    try:
+        rows = await conn.fetch("SELECT status, attempts FROM telegram_update_journal WHERE update_id = ANY($1)", ids)
+    finally:
+        await conn.close()
+    assert sorted((r["status"], r["attempts"]) for r in rows) == [("done", 2)] * 20
