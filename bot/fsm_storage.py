@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from aiogram.fsm.state import State
@@ -139,11 +139,11 @@ class FailSoftStorage(BaseStorage):
         self.outage.succeeded()
         return state
 
-    async def _write(self, call: Any) -> Any:
+    async def _write(self, call: Callable[[], Awaitable[Any]]) -> Any:
         if self.outage.skip():
             raise FSMUnavailableError("Redis is down")
         try:
-            result = await call
+            result = await call()
         except REDIS_DOWN_ERRORS as exc:
             self.outage.failed(exc)
             raise FSMUnavailableError(str(exc)) from exc
@@ -151,13 +151,13 @@ class FailSoftStorage(BaseStorage):
         return result
 
     async def set_state(self, key: StorageKey, state: StateType = None) -> None:
-        await self._write(self.inner.set_state(key, state))
+        await self._write(lambda: self.inner.set_state(key, state))
 
     async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
-        await self._write(self.inner.set_data(key, data))
+        await self._write(lambda: self.inner.set_data(key, data))
 
     async def get_data(self, key: StorageKey) -> dict[str, Any]:
-        return cast(dict[str, Any], await self._write(self.inner.get_data(key)))
+        return cast(dict[str, Any], await self._write(lambda: self.inner.get_data(key)))
 
     async def close(self) -> None:
         await self.inner.close()
