@@ -393,10 +393,10 @@ async def _guided_quote(stub: TelegramStub, chat_id: int) -> str:
     flow = stub.bot_messages(chat_id)[-1]
     assert "step 1/5" in str(flow.get("text")), flow
     for data in ("qf:g:h100-sxm", "qf:n:2", "qf:d:168", "qf:p:on-demand", "qf:ok:"):
-        assert data in _keyboard(stub.message(chat_id, flow["message_id"])), (data, stub.message(chat_id, flow["message_id"]))
+        current = stub.message(chat_id, flow["message_id"]) or {}
+        assert data in _keyboard(current), (data, current)
         before = len(stub.calls_to("answerCallbackQuery"))
-        stub.callback_update(data, message=stub.message(chat_id, flow["message_id"]) or {}, user_id=chat_id,
-                             language_code="en")
+        stub.callback_update(data, message=current, user_id=chat_id, language_code="en")
         await stub.wait_for("answerCallbackQuery", timeout=30, count=before + 1)
     return str((stub.message(chat_id, flow["message_id"]) or {}).get("text", ""))
 
@@ -405,8 +405,23 @@ async def test_redis_down_then_back_without_restart(redis_bot: RedisBot) -> None
     stub, question = redis_bot.stub, "Why does HBM memory matter for GPUs?"
     status, health = await asyncio.to_thread(_health, redis_bot.health_port)
     assert status == 200 and health["redis"] is True and health["down"] == [], health
+    chat_started = next(CHATS)  # a guided flow begun before the outage
+    stub.message_update("/quote", chat_id=chat_started, user_id=chat_started, language_code="en")
+    await _settled(stub, chat_started)
+    started = stub.bot_messages(chat_started)[-1]
+    assert "qf:g:h100-sxm" in _keyboard(started), started
 
     redis_bot.redis.kill()
+    unavailable = ("This step is unavailable right now, please try again in a minute. A one-line quote works "
+                   "meanwhile: /quote h100 x8 2 weeks")
+    # its next step cannot be read or saved: the button says so (an alert), nothing is edited
+    before = len(stub.calls_to("answerCallbackQuery"))
+    stub.callback_update("qf:g:h100-sxm", message=started, user_id=chat_started, language_code="en")
+    alert = (await stub.wait_for("answerCallbackQuery", timeout=30, count=before + 1))[-1]
+    assert alert.params.get("text") == unavailable and alert.params.get("show_alert") is True, alert.params
+    # a typed duration may be that flow's answer: the same line, not an answer to a "question"
+    stub.message_update("10 days", chat_id=chat_started, user_id=chat_started, language_code="en")
+    assert (await _settled(stub, chat_started, count=2))[1:] == [unavailable]
     # a command needing no Redis: one reply, the quote (claimed in the database instead)
     chat = next(CHATS)
     update = private_message(0, "/quote h100 x1 1 day", chat_id=chat, message_id=5)
@@ -418,8 +433,7 @@ async def test_redis_down_then_back_without_restart(redis_bot: RedisBot) -> None
     chat_flow = next(CHATS)
     stub.message_update("/quote", chat_id=chat_flow, user_id=chat_flow, language_code="en")
     replies = await _settled(stub, chat_flow)
-    assert replies == ["This step is unavailable right now, please try again in a minute. A one-line quote works "
-                       "meanwhile: /quote h100 x8 2 weeks"], replies
+    assert replies == [unavailable], replies
     assert not _keyboard(stub.bot_messages(chat_flow)[-1])
     # a question: answered, without follow-up context
     chat_question = next(CHATS)
