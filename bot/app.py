@@ -29,7 +29,7 @@ from bot.commands import set_command_menus
 from bot.fsm_storage import build_fsm_storage
 from bot.generations import Generations
 from bot.health import HealthChecks, add_health_routes, start_health_server
-from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
+from bot.middlewares.dedupe_store import FailoverUpdateClaims, RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.middlewares.ratelimit import RateLimits, build_rate_limits
 from bot.notices import Notices
@@ -107,8 +107,10 @@ async def create_runtime(settings: Settings, services: Services | None = None) -
         log.exception("question answering could not start")
     await migrate(services.engine)  # every table (dedupe, preferences, FSM, quotes, history) at this release's schema
     ttl_s = settings.db.dedupe_ttl_hours * 3600.0
-    claims: UpdateClaims = (RedisUpdateClaims(settings.db.redis_url, ttl_s) if settings.db.redis_url
-                            else SqlUpdateClaims(services.engine, ttl_s))
+    sql_claims = SqlUpdateClaims(services.engine, ttl_s)
+    # Redis shares the claims between replicas; the table takes over during its outages
+    claims: UpdateClaims = (FailoverUpdateClaims(RedisUpdateClaims(settings.db.redis_url, ttl_s), sql_claims)
+                            if settings.db.redis_url else sql_claims)
     return BotRuntime(services=services, claims=claims, preferences=PreferenceStore(services.engine),
                       health=HealthChecks(services), warm_up=warm_up, rate_limits=build_rate_limits(settings),
                       feedback=await _feedback_store(settings, services), glossary_follower=follower)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from aiogram.fsm.state import State
@@ -23,6 +23,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from infra.batching import MicroBatcher
 from infra.db import Base, conflict_insert, run_in_transaction
 from infra.migrate import migrate
+from infra.redis_conn import REDIS_DOWN_ERRORS, Outage, fail_fast_redis
 from infra.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -101,11 +102,73 @@ class SqlAlchemyStorage(BaseStorage):
         return None
 
 
+# The step aiogram sees while the FSM storage cannot be read: no step's state filter matches it, so a flow's
+# buttons and typed answers reach the handlers that say the step is unavailable (bot/routers/quote.py),
+# while commands and questions, which need no step, are handled as usual.
+FSM_UNAVAILABLE = "anchorgpu:fsm-unavailable"
+
+
+class FSMUnavailableError(Exception):
+    """The FSM storage (Redis) cannot be written or read now; the error boundary tells the user so."""
+
+
+class FailSoftStorage(BaseStorage):
+    """aiogram's Redis storage that degrades instead of failing every update while Redis is gone.
+
+    aiogram reads the state of every update before any middleware of ours; a read that raised would drop
+    the update unanswered (polling has already confirmed it). Reads therefore return
+    :data:`FSM_UNAVAILABLE` during an outage; writes and data reads raise :class:`FSMUnavailableError`,
+    which the error boundary turns into "this step is unavailable right now". No state is kept anywhere
+    else in the meantime: a second store would disagree with Redis once it is back.
+    """
+
+    def __init__(self, inner: BaseStorage, client: Any, retry_s: float = 1.0) -> None:
+        self.inner = inner
+        self.client = client
+        self.outage = Outage("FSM (guided /quote flow)", "its steps answer that they are unavailable", log,
+                             retry_s)
+
+    async def get_state(self, key: StorageKey) -> str | None:
+        if self.outage.skip():
+            return FSM_UNAVAILABLE
+        try:
+            state = await self.inner.get_state(key)
+        except REDIS_DOWN_ERRORS as exc:
+            self.outage.failed(exc)
+            return FSM_UNAVAILABLE
+        self.outage.succeeded()
+        return state
+
+    async def _write(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        if self.outage.skip():
+            raise FSMUnavailableError("Redis is down")
+        try:
+            result = await call()
+        except REDIS_DOWN_ERRORS as exc:
+            self.outage.failed(exc)
+            raise FSMUnavailableError(str(exc)) from exc
+        self.outage.succeeded()
+        return result
+
+    async def set_state(self, key: StorageKey, state: StateType = None) -> None:
+        await self._write(lambda: self.inner.set_state(key, state))
+
+    async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
+        await self._write(lambda: self.inner.set_data(key, data))
+
+    async def get_data(self, key: StorageKey) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._write(lambda: self.inner.get_data(key)))
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
 def build_fsm_storage(settings: Settings, engine: AsyncEngine) -> BaseStorage:
     """Redis when ``DB_REDIS_URL`` is set (shared by replicas), otherwise the app database."""
     if settings.db.redis_url:
         from aiogram.fsm.storage.redis import RedisStorage
 
-        return RedisStorage.from_url(settings.db.redis_url,
-                                     key_builder=DefaultKeyBuilder(with_bot_id=True, with_destiny=True))
+        client = fail_fast_redis(settings.db.redis_url)
+        inner = RedisStorage(client, key_builder=DefaultKeyBuilder(with_bot_id=True, with_destiny=True))
+        return FailSoftStorage(inner, client)
     return SqlAlchemyStorage(engine)

@@ -1,7 +1,13 @@
-"""``/healthz`` (model loaded, index ready, database reachable) and Prometheus ``/metrics``.
+"""``/healthz`` (model loaded, index ready, database and Redis reachable) and Prometheus ``/metrics``.
 
 Served on the webhook's aiohttp app in webhook mode, or on a small server of its own on
 TELEGRAM_HEALTH_PORT in polling mode (0 turns it off).
+
+``/healthz`` is ``{"status": "ok" | "degraded" | "down", "down": [names], "model_loaded", "index_ready",
+"database", "redis"}``; ``down`` names what is missing (``database``, ``redis``, ``index``, ``model``).
+It answers 503 only when this replica cannot do its job (no database, no index). Redis down is 200
+"degraded": the replica still serves (claims in the database, no guided flow, no history), and Redis is
+shared, so a 503 would take every replica out of the load balancer at once.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from sqlalchemy import text
 
 from app.services import Services
 from bot import metrics
+from infra.redis_conn import fail_fast_redis
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +46,7 @@ class HealthChecks:
         url = self.services.settings.db.redis_url
         if not url:
             return None
-        import redis.asyncio as redis_asyncio
-
-        client: Any = redis_asyncio.from_url(url)
+        client = fail_fast_redis(url)  # a fresh one each time: a probe never reuses a connection of the old server
         try:
             async with asyncio.timeout(3):
                 return bool(await client.ping())
@@ -59,11 +64,16 @@ class HealthChecks:
         return self.services.retriever is not None
 
     async def report(self) -> tuple[int, dict[str, Any]]:
-        checks = {"model_loaded": self.model(), "index_ready": self.index(), "database": await self.database()}
-        # Without the model the bot still answers from retrieval: degraded, not down.
-        healthy = checks["database"] and checks["index_ready"]
-        status = "ok" if healthy and checks["model_loaded"] else ("degraded" if healthy else "down")
-        return (200 if healthy else 503), {"status": status, **checks}
+        database, redis = await asyncio.gather(self.database(), self.redis())
+        model, index = self.model(), self.index()
+        down = [name for name, up in (("database", database), ("redis", redis), ("index", index), ("model", model))
+                if up is False]
+        # Without the model the bot still answers from retrieval, without Redis from the database and
+        # without follow-up context: degraded, not down (see the module docstring).
+        ready = database and index
+        status = "down" if not ready else ("degraded" if down else "ok")
+        return (200 if ready else 503), {"status": status, "down": down, "model_loaded": model,
+                                         "index_ready": index, "database": database, "redis": redis}
 
     def refresh_gauges(self) -> None:
         if self.services.answerer is not None:

@@ -8,6 +8,7 @@ to at most ``max_tokens``; older turns are deleted on write, so storage stays bo
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -18,11 +19,13 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.db import Base, session_factory
 from infra.migrate import migrate
+from infra.redis_conn import REDIS_DOWN_ERRORS, Outage, fail_fast_redis
 from infra.settings import Settings
 from models.base import estimate_tokens
 from rag.prompt import Turn
 
 TokenCounter = Callable[[str], int]
+log = logging.getLogger(__name__)
 
 
 def conversation_key(chat_id: int | str, thread_id: int | str | None = None) -> str:
@@ -107,16 +110,19 @@ class SQLConversationStore:
 
 
 class RedisConversationStore:
+    """History in Redis, shared by replicas. While Redis is down questions are answered without their
+    follow-up context (an empty history, logged once per outage) and turns are not kept, rather than
+    failing or waiting: history is a convenience, the answer is not."""
+
     PREFIX = "anchorgpu:conversation:"
 
     def __init__(self, redis_url: str, max_tokens: int, count_tokens: TokenCounter = estimate_tokens,
                  ttl_s: int = 7 * 24 * 3600) -> None:
-        import redis.asyncio as redis_asyncio
-
-        self.redis: Any = redis_asyncio.from_url(redis_url, decode_responses=True)
+        self.redis: Any = fail_fast_redis(redis_url, decode_responses=True)
         self.max_tokens = max_tokens
         self.count_tokens = count_tokens
         self.ttl_s = ttl_s
+        self.outage = Outage("conversation history", "questions are answered without follow-up context", log)
 
     def _key(self, key: str) -> str:
         return self.PREFIX + key
@@ -125,11 +131,28 @@ class RedisConversationStore:
         return [json.loads(item) for item in await self.redis.lrange(self._key(key), 0, -1)]
 
     async def history(self, key: str) -> list[Turn]:
-        items = await self._load(key)
+        if self.outage.skip():
+            return []
+        try:
+            items = await self._load(key)
+        except REDIS_DOWN_ERRORS as exc:
+            self.outage.failed(exc)
+            return []
+        self.outage.succeeded()
         kept = _newest_within([item["tokens"] for item in items], self.max_tokens)
         return [Turn(item["role"], item["text"]) for item in items[len(items) - kept:]]
 
     async def append(self, key: str, question: str, answer: str) -> None:
+        if self.outage.skip():
+            return
+        try:
+            await self._append(key, question, answer)
+        except REDIS_DOWN_ERRORS as exc:
+            self.outage.failed(exc)
+            return
+        self.outage.succeeded()
+
+    async def _append(self, key: str, question: str, answer: str) -> None:
         redis_key = self._key(key)
         items = [json.dumps({"role": role, "text": text, "tokens": self.count_tokens(text)},
                             ensure_ascii=False)

@@ -11,8 +11,10 @@ waits for the outcome rather than answering twice.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Collection
 from typing import Protocol
 
@@ -23,6 +25,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.batching import MicroBatcher
 from infra.db import Base, conflict_insert, run_in_transaction
+from infra.redis_conn import REDIS_DOWN_ERRORS, Outage, fail_fast_redis
 
 PROCESSING = "processing"
 DONE = "done"
@@ -185,9 +188,7 @@ class RedisUpdateClaims:
 
     def __init__(self, url: str, ttl_s: float, lease_s: float = 15.0, owner: str | None = None,
                  prefix: str = "anchorgpu:update") -> None:
-        from redis.asyncio import Redis
-
-        self._redis = Redis.from_url(url)
+        self._redis = fail_fast_redis(url)
         self.ttl_s = ttl_s
         self.lease_s = lease_s
         self.owner = owner or uuid.uuid4().hex
@@ -235,3 +236,135 @@ class RedisUpdateClaims:
 
     async def aclose(self) -> None:
         await self._redis.aclose()
+
+    @property
+    def client(self) -> object:
+        return self._redis
+
+    async def adopt(self, done: Collection[int], in_flight: Collection[int]) -> None:
+        """Record updates claimed elsewhere (the SQL table during a Redis outage): finished ones as done,
+        the ones still being handled as leases of ours, so that a redelivery to any replica is skipped."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for update_id in done:
+                pipe.set(self._keys(update_id)[1], self.owner, ex=int(self.ttl_s))
+            for update_id in in_flight:
+                pipe.set(self._keys(update_id)[0], self.owner, nx=True, px=int(self.lease_s * 1000))
+            await pipe.execute()
+
+
+log = logging.getLogger(__name__)
+RECENT_UPDATES = 10_000  # finished update ids this process remembers for the outage case below
+
+
+class FailoverUpdateClaims:
+    """Redis claims, and the SQL table while Redis cannot be reached: no update is dropped and none is
+    handled twice across the outage.
+
+    * Redis up: :class:`RedisUpdateClaims`, as without this class.
+    * Redis down (a command failed; retried after ``Outage.retry_s``): the claim is taken in the app
+      database (:class:`SqlUpdateClaims`, the table every deployment has), shared by every replica that
+      cannot reach Redis either, so the outage answers each update once. This process also refuses an id it
+      finished recently or is still handling under Redis (a redelivery across the switch).
+    * Redis back: before its first claim there, this process writes what it claimed in SQL into Redis
+      (done keys, or leases for updates still in flight) and the completions it could not write, so a
+      redelivery of an update answered during the outage is skipped in Redis too.
+
+    Left open (README, Redis outage): a partial outage where one replica loses Redis while another keeps it,
+    and Telegram redelivers one update to both sides within that window; a Redis restarted without its AOF
+    forgets the updates before the outage (their quotes and placements stay exactly-once by their keys).
+    """
+
+    def __init__(self, redis: RedisUpdateClaims, sql: SqlUpdateClaims, retry_s: float = 1.0) -> None:
+        self.redis = redis
+        self.sql = sql
+        self.lease_s = redis.lease_s
+        self.outage = Outage("update de-duplication", "claiming updates in the database", log, retry_s)
+        self._in_flight: dict[int, set[str]] = {}  # update id -> the stores holding its claim
+        self._to_adopt: dict[int, bool] = {}  # ids Redis must learn when it is back -> finished?
+        self._recent: OrderedDict[int, None] = OrderedDict()
+        self._adopting = asyncio.Lock()
+
+    async def claim(self, update_id: int) -> bool:
+        if update_id in self._in_flight:
+            return False  # a duplicate of one this process is handling
+        if not self.outage.skip():
+            try:
+                await self._adopt()
+                claimed = await self.redis.claim(update_id)
+            except REDIS_DOWN_ERRORS as exc:
+                self.outage.failed(exc)
+            else:
+                self.outage.succeeded()
+                if claimed:
+                    self._in_flight[update_id] = {"redis"}
+                return claimed
+        if update_id in self._recent:
+            return False
+        claimed = await self.sql.claim(update_id)  # the database down too: the middleware's last resort
+        if claimed:
+            self._in_flight[update_id] = {"sql"}
+            self._to_adopt[update_id] = False
+        return claimed
+
+    async def heartbeat(self, update_ids: Collection[int]) -> None:
+        in_redis = [u for u in update_ids if "redis" in self._in_flight.get(u, ())]
+        in_sql = [u for u in update_ids if "sql" in self._in_flight.get(u, ())]
+        if in_sql:
+            await self.sql.heartbeat(in_sql)
+        if in_redis and not self.outage.skip():
+            try:
+                await self.redis.heartbeat(in_redis)
+            except REDIS_DOWN_ERRORS as exc:
+                self.outage.failed(exc)
+
+    async def complete(self, update_id: int) -> None:
+        stores = self._in_flight.pop(update_id, set())
+        self._remember(update_id)
+        if update_id in self._to_adopt:
+            self._to_adopt[update_id] = True  # Redis learns it as done when it is back
+        if "redis" in stores:
+            try:
+                await self.redis.complete(update_id)
+            except REDIS_DOWN_ERRORS as exc:
+                self.outage.failed(exc)
+                self._to_adopt[update_id] = True  # its lease would expire and let a redelivery through
+        if "sql" in stores:
+            await self.sql.complete(update_id)
+
+    async def release(self, update_id: int) -> None:
+        stores = self._in_flight.pop(update_id, set())
+        self._to_adopt.pop(update_id, None)
+        if "redis" in stores:
+            try:
+                await self.redis.release(update_id)
+            except REDIS_DOWN_ERRORS as exc:  # the lease expires by itself
+                self.outage.failed(exc)
+        if "sql" in stores:
+            await self.sql.release(update_id)
+
+    async def _adopt(self) -> None:
+        if not self._to_adopt:
+            return
+        async with self._adopting:
+            pending = dict(self._to_adopt)
+            if not pending:
+                return
+            await self.redis.adopt([u for u, done in pending.items() if done],
+                                   [u for u, done in pending.items() if not done])
+            for update_id, done in pending.items():
+                if self._to_adopt.get(update_id) == done:
+                    del self._to_adopt[update_id]
+                if not done and update_id in self._in_flight:
+                    self._in_flight[update_id].add("redis")  # its completion now goes to both stores
+            log.info("update de-duplication: %d updates claimed during the Redis outage recorded in Redis",
+                     len(pending))
+
+    def _remember(self, update_id: int) -> None:
+        self._recent[update_id] = None
+        self._recent.move_to_end(update_id)
+        if len(self._recent) > RECENT_UPDATES:
+            self._recent.popitem(last=False)
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()
+        await self.sql.aclose()

@@ -18,6 +18,7 @@ from aiogram.types import TelegramObject, Update
 
 from bot import metrics
 from bot.filters import thread_of
+from bot.fsm_storage import FSMUnavailableError
 from infra.i18n import Lang, pick_lang, t
 
 log = logging.getLogger("bot.errors")
@@ -41,8 +42,33 @@ class ErrorBoundaryMiddleware(BaseMiddleware):
                 with contextlib.suppress(Exception):
                     await data["bot"].answer_callback_query(event.callback_query.id)
             return None
+        except FSMUnavailableError as exc:
+            # Redis (the FSM) is down: a known outage, not a bug. One clear line instead of an apology with
+            # an error id; commands that need no step keep working meanwhile.
+            log.warning("a step of a conversation could not be saved or read: FSM storage unavailable (%s)", exc)
+            metrics.ERRORS.labels("FSMUnavailable").inc()
+            if isinstance(event, Update):
+                await self._tell_unavailable(event, data)
+            return None
         except Exception as exc:
             return await self._unhandled(exc, event, data)
+
+    async def _tell_unavailable(self, update: Update, data: dict[str, Any]) -> None:
+        bot: Bot = data["bot"]
+        text = t("fsm_unavailable", self._lang(data))
+        if update.message is not None:
+            await bot.send_message(update.message.chat.id, text, message_thread_id=thread_of(update.message),
+                                   parse_mode=None)
+        elif update.callback_query is not None:
+            # the handler may have answered the button already (a vote, then the reason prompt): then the
+            # alert is refused, and the vote itself was kept
+            with contextlib.suppress(TelegramBadRequest):
+                await bot.answer_callback_query(update.callback_query.id, text, show_alert=True)
+
+    @staticmethod
+    def _lang(data: dict[str, Any]) -> Lang:
+        lang: Lang | None = data.get("lang")
+        return lang or pick_lang(data["event_from_user"].language_code if data.get("event_from_user") else None)
 
     async def _unhandled(self, exc: Exception, event: TelegramObject, data: dict[str, Any]) -> None:
         error_id = new_error_id()
@@ -54,9 +80,7 @@ class ErrorBoundaryMiddleware(BaseMiddleware):
 
     async def _apologise(self, update: Update, data: dict[str, Any], error_id: str) -> None:
         bot: Bot = data["bot"]
-        lang: Lang = data.get("lang") or pick_lang(
-            data["event_from_user"].language_code if data.get("event_from_user") else None)
-        text = t("error_apology", lang, error_id=error_id)
+        text = t("error_apology", self._lang(data), error_id=error_id)
         if update.message is not None:
             message = update.message
             await bot.send_message(message.chat.id, text, message_thread_id=thread_of(message),

@@ -32,6 +32,7 @@ from aiogram.types import CallbackQuery, Chat, InlineQuery, Message, TelegramObj
 from bot import metrics
 from bot.notices import Notices
 from infra.i18n import Lang, pick_lang, t
+from infra.redis_conn import fail_fast_redis
 from infra.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -174,9 +175,7 @@ class RedisTokenBuckets:
     def __init__(self, url: str, user_per_minute: int, chat_per_minute: int,
                  prefix: str = "anchorgpu:ratelimit", timeout_s: float = REDIS_TIMEOUT_S,
                  retry_s: float = REDIS_RETRY_S) -> None:
-        from redis.asyncio import Redis
-
-        self._redis = Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+        self._redis = fail_fast_redis(url, timeout_s=timeout_s, connect_timeout_s=timeout_s)
         self._script = self._redis.register_script(_TAKE_SCRIPT)
         self._limits = {"user": (user_per_minute / 60.0, default_capacity(user_per_minute)),
                         "chat": (chat_per_minute / 60.0, default_capacity(chat_per_minute))}

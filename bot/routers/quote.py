@@ -43,6 +43,7 @@ from app.views.quote import (
 )
 from bot.faultpoints import crash_point
 from bot.filters import Sync
+from bot.fsm_storage import FSM_UNAVAILABLE
 from bot.routers.placement_buttons import rent_keyboard
 from gpu.quote.duration import Duration, Unit
 from gpu.quote.request import Pricing, QuoteInputError, QuoteRequest, parse_duration_or_error, split_key
@@ -263,8 +264,9 @@ async def _stale(callback: CallbackQuery, lang: Lang) -> None:
 async def _start_flow(message: Message, state: FSMContext, quotes: QuoteService, lang: Lang) -> None:
     user_id = message.from_user.id if message.from_user else message.chat.id
     async with flow_turn(message.chat.id, user_id):
-        sent = await message.answer(escape(t("quote_flow_gpu", lang)), reply_markup=_gpu_keyboard(quotes, lang))
+        # the step first: with the FSM storage down this fails before a keyboard that could not work is sent
         await state.set_state(QuoteFlow.gpu)
+        sent = await message.answer(escape(t("quote_flow_gpu", lang)), reply_markup=_gpu_keyboard(quotes, lang))
         await state.set_data({"msg_id": sent.message_id})
 
 
@@ -343,6 +345,22 @@ async def on_flow_typed_duration(message: Message, state: FSMContext, quotes: Qu
         await _to_pricing(state, quotes, duration, lang, None, message)
 
 
+@router.message(StateFilter(FSM_UNAVAILABLE), Sync(F.text), Sync(~F.text.startswith("/")),
+                Sync(lambda message: message.chat.type == "private" and _is_duration(message.text or "")))
+async def on_typed_duration_unavailable(message: Message, lang: Lang) -> None:
+    """The step of this chat cannot be read (Redis down): a typed duration may be a flow's answer, and
+    answering it as a question would be nonsense. Other text is a question as usual."""
+    await message.answer(escape(t("fsm_unavailable", lang)))
+
+
+def _is_duration(text: str) -> bool:
+    try:
+        parse_duration_or_error(text)
+    except QuoteInputError:
+        return False
+    return True
+
+
 @router.callback_query(FlowButton.filter(F.step == "p"), StateFilter(QuoteFlow.pricing), ActiveFlow())
 async def on_flow_pricing(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
                           quotes: QuoteService, lang: Lang) -> None:
@@ -416,10 +434,16 @@ async def on_quote_it(callback: CallbackQuery, callback_data: QuoteItButton, sta
     text = escape(t("quote_flow_duration", lang, gpu=quotes.catalog.get(gpu_id).name, count=count))
     chat = callback.message.chat
     thread = getattr(callback.message, "message_thread_id", None)
+    await state.set_state(QuoteFlow.duration)  # first, as in _start_flow
     sent = await bot.send_message(chat.id, text, reply_markup=_duration_keyboard(lang), message_thread_id=thread)
-    await state.set_state(QuoteFlow.duration)
     await state.set_data({"msg_id": sent.message_id, "gpu": gpu_id, "count": count})
     await callback.answer()
+
+
+@router.callback_query(Sync(F.data.startswith(f"{FlowButton.__prefix__}:")), StateFilter(FSM_UNAVAILABLE))
+async def on_flow_button_unavailable(callback: CallbackQuery, lang: Lang) -> None:
+    """A flow button while the step cannot be read (Redis down): the flow resumes once it is back."""
+    await callback.answer(t("fsm_unavailable", lang), show_alert=True)
 
 
 @router.callback_query(Sync(F.data.startswith((f"{FlowButton.__prefix__}:", f"{QuoteItButton.__prefix__}:"))))

@@ -12,7 +12,7 @@ import pytest
 from aiogram.fsm.storage.base import StorageKey
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.fsm_storage import SqlAlchemyStorage, build_fsm_storage
+from bot.fsm_storage import FailSoftStorage, SqlAlchemyStorage, build_fsm_storage
 from bot.routers.quote import QuoteFlow
 from infra.db import create_engine
 from infra.settings import DBSettings, Settings
@@ -59,7 +59,7 @@ async def test_redis_storage_when_a_redis_url_is_set(tmp_path: Path) -> None:
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
     settings = Settings(db=DBSettings(url=f"sqlite:///{tmp_path / 'x.db'}", redis_url=REDIS_URL))
     storage = build_fsm_storage(settings, engine)
-    assert isinstance(storage, RedisStorage)
+    assert isinstance(storage, FailSoftStorage) and isinstance(storage.inner, RedisStorage)
     unique = key(chat=int(uuid.uuid4().int % 10**9), user=1)
     try:
         await storage.set_state(unique, QuoteFlow.duration)

@@ -80,7 +80,8 @@ async def test_health_and_metrics(hook: tuple[TelegramStub, BotProcess, str]) ->
         health = await client.get(f"{base}/healthz")
         metrics = await client.get(f"{base}/metrics")
     assert health.status_code == 200, health.text
-    assert health.json() == {"status": "ok", "model_loaded": True, "index_ready": True, "database": True}
+    assert health.json() == {"status": "ok", "down": [], "model_loaded": True, "index_ready": True,
+                             "database": True, "redis": None}
     assert metrics.status_code == 200
     assert 'anchorgpu_updates_total{type="message"}' in metrics.text
     assert "anchorgpu_update_seconds_bucket" in metrics.text

@@ -1,11 +1,18 @@
 """Misbehaving dependencies for the fault suite: an OpenAI-compatible LLM server that hangs, fails, sends
-garbage or drops the connection on command, and a TCP proxy in front of PostgreSQL that can be cut."""
+garbage or drops the connection on command, a TCP proxy in front of PostgreSQL that can be cut, and a
+private Redis server to SIGKILL and start again."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import random
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
 from typing import Literal
 
 from aiohttp import web
@@ -128,3 +135,55 @@ class CuttableProxy:
 
     async def stop(self) -> None:
         await self.cut()
+
+
+REDIS_SERVER = "/usr/bin/redis-server"
+
+
+class PrivateRedis:
+    """A ``redis-server`` of the test's own (never the shared one on 6379): a random free port in 6400-6499,
+    no persistence (``--save ''``, no AOF), its files in ``workdir``. :meth:`kill` is a SIGKILL;
+    :meth:`start` after it comes back empty on the same port, like a Redis restarted without its AOF."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def _free_port(self) -> int:
+        for port in random.sample(range(6400, 6500), 100):
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
+        raise RuntimeError("no free port in 6400-6499 for a private Redis")
+
+    def start(self, timeout_s: float = 10.0) -> None:
+        self.port = self.port or self._free_port()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        log = (self.workdir / "redis.log").open("ab")
+        self.proc = subprocess.Popen([REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                      "--appendonly", "no", "--dir", str(self.workdir)],
+                                     stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited: {(self.workdir / 'redis.log').read_text()[-500:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2) as conn:
+                conn.sendall(b"PING\r\n")
+                if conn.recv(16).startswith(b"+PONG"):
+                    return
+            time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not answer on port {self.port}")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+        self.proc = None

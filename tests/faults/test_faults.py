@@ -1,10 +1,12 @@
 """Fault injection on real processes: the bot keeps answering, recovers without a restart where it can,
 stores every quote exactly once and loses no update.
 
-Two bot processes per run (module fixtures), each polling the Telegram stub:
+Bot processes per run (module fixtures), each polling the Telegram stub:
 
 * ``llm_bot``: SQLite, the LLM behind a saboteur OpenAI-compatible server (hangs, 500s, garbage, dropped
   streams, a crash and a restart), Telegram answering 429/5xx/dropped connections, SQLite locked.
+* ``redis_bot``: Redis (claims, FSM, history, rate limits) is a private redis-server that is SIGKILLed and
+  started again, empty, on the same port while the bot runs.
 * ``infra_bot``: PostgreSQL through a proxy that can be cut (the database goes down and comes back),
   Chroma unreachable from the start, and a SIGKILL between storing a quote and replying, followed by a
   restart that receives the same update again (the stub redelivers until the offset is confirmed); a
@@ -30,7 +32,7 @@ import pytest
 
 from anchorgpu.bench._cluster import free_port, private_message, scratch_postgres
 from tests.conftest import REPO_ROOT, BotProcess, bot_env
-from tests.faults.saboteurs import CuttableProxy, SaboteurLLM
+from tests.faults.saboteurs import CuttableProxy, PrivateRedis, SaboteurLLM
 from tests.telegram_stub import Fault, TelegramStub, parse_html
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -383,3 +385,134 @@ async def test_sigkill_with_20_updates_in_flight_then_restart_answers_each_once(
     finally:
         await conn.close()
     assert sorted((r["status"], r["attempts"]) for r in rows) == [("done", 2)] * 20
+
+
+# ---- Redis down and back -------------------------------------------------------------------------------
+@dataclass
+class RedisBot:
+    stub: TelegramStub
+    redis: PrivateRedis
+    bot: BotProcess
+    health_port: int
+    state: Path
+
+
+@pytest.fixture(scope="module")
+async def redis_bot() -> AsyncIterator[RedisBot]:
+    stub, llm = TelegramStub(), SaboteurLLM()
+    await stub.start()
+    await llm.start()
+    with tempfile.TemporaryDirectory(prefix="anchorgpu-faults-redis-") as tmp:
+        redis = PrivateRedis(Path(tmp) / "redis")
+        redis.start()
+        state = prepare_state(Path(tmp))
+        health_port = free_port()
+        env = bot_env(stub, state, DB_REDIS_URL=redis.url, LLM_BASE_URL=llm.base_url, LLM_REQUEST_TIMEOUT_S="4",
+                      TELEGRAM_HEALTH_PORT=str(health_port), TELEGRAM_WEBHOOK_HOST="127.0.0.1",
+                      TELEGRAM_RATE_LIMIT_PER_MINUTE="100000", TELEGRAM_CHAT_RATE_LIMIT_PER_MINUTE="100000")
+        bot = BotProcess(env, Path(tmp) / "bot.log")
+        try:
+            await boot(bot, stub, 3)
+            yield RedisBot(stub, redis, bot, health_port, state)
+        finally:
+            await bot.stop()
+            redis.kill()
+            await llm.stop()
+            await stub.stop()
+
+
+def _keyboard(message: dict[str, object] | None) -> list[str]:
+    rows = ((message or {}).get("reply_markup") or {}).get("inline_keyboard", [])  # type: ignore[attr-defined]
+    return [button["callback_data"] for row in rows for button in row]
+
+
+async def _settled(stub: TelegramStub, chat_id: int, count: int = 1, timeout: float = 60) -> list[str]:
+    """The chat's messages once at least ``count`` arrived and a moment passed (a second one would show)."""
+    await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == chat_id, timeout=timeout, count=count)
+    await asyncio.sleep(1.0)
+    return [str(m.get("text", "")) for m in stub.bot_messages(chat_id)]
+
+
+async def _guided_quote(stub: TelegramStub, chat_id: int) -> str:
+    """Bare /quote through every step to the issued quote; returns the final text of the flow's message."""
+    stub.message_update("/quote", chat_id=chat_id, user_id=chat_id, language_code="en")
+    await _settled(stub, chat_id)
+    flow = stub.bot_messages(chat_id)[-1]
+    assert "step 1/5" in str(flow.get("text")), flow
+    for data in ("qf:g:h100-sxm", "qf:n:2", "qf:d:168", "qf:p:on-demand", "qf:ok:"):
+        current = stub.message(chat_id, flow["message_id"]) or {}
+        assert data in _keyboard(current), (data, current)
+        before = len(stub.calls_to("answerCallbackQuery"))
+        stub.callback_update(data, message=current, user_id=chat_id, language_code="en")
+        await stub.wait_for("answerCallbackQuery", timeout=30, count=before + 1)
+    return str((stub.message(chat_id, flow["message_id"]) or {}).get("text", ""))
+
+
+async def test_redis_down_then_back_without_restart(redis_bot: RedisBot) -> None:
+    stub, question = redis_bot.stub, "Why does HBM memory matter for GPUs?"
+    status, health = await asyncio.to_thread(_health, redis_bot.health_port)
+    assert status == 200 and health["redis"] is True and health["down"] == [], health
+    chat_started = next(CHATS)  # a guided flow begun before the outage
+    stub.message_update("/quote", chat_id=chat_started, user_id=chat_started, language_code="en")
+    await _settled(stub, chat_started)
+    started = stub.bot_messages(chat_started)[-1]
+    assert "qf:g:h100-sxm" in _keyboard(started), started
+
+    redis_bot.redis.kill()
+    unavailable = ("This step is unavailable right now, please try again in a minute. A one-line quote works "
+                   "meanwhile: /quote h100 x8 2 weeks")
+    # its next step cannot be read or saved: the button says so (an alert), nothing is edited
+    before = len(stub.calls_to("answerCallbackQuery"))
+    stub.callback_update("qf:g:h100-sxm", message=started, user_id=chat_started, language_code="en")
+    alert = (await stub.wait_for("answerCallbackQuery", timeout=30, count=before + 1))[-1]
+    assert alert.params.get("text") == unavailable and alert.params.get("show_alert") is True, alert.params
+    # a typed duration may be that flow's answer: the same line, not an answer to a "question"
+    stub.message_update("10 days", chat_id=chat_started, user_id=chat_started, language_code="en")
+    assert (await _settled(stub, chat_started, count=2))[1:] == [unavailable]
+    # a command needing no Redis: one reply, the quote (claimed in the database instead)
+    chat = next(CHATS)
+    update = private_message(0, "/quote h100 x1 1 day", chat_id=chat, message_id=5)
+    del update["update_id"]
+    update_id = stub.push_update(update)
+    replies = await _settled(stub, chat)
+    assert len(replies) == 1 and QUOTE_ID.search(replies[0]), replies
+    # the guided flow needs the FSM: one clear line, no keyboard that could not work
+    chat_flow = next(CHATS)
+    stub.message_update("/quote", chat_id=chat_flow, user_id=chat_flow, language_code="en")
+    replies = await _settled(stub, chat_flow)
+    assert replies == [unavailable], replies
+    assert not _keyboard(stub.bot_messages(chat_flow)[-1])
+    # a question: answered, without follow-up context
+    chat_question = next(CHATS)
+    stub.message_update(question, chat_id=chat_question, user_id=chat_question, language_code="en")
+    replies = await _settled(stub, chat_question)
+    assert len(replies) == 1 and "HBM" in replies[0], replies
+    status, health = await asyncio.to_thread(_health, redis_bot.health_port)
+    assert status == 200 and health["status"] == "degraded" and health["down"] == ["redis"], health
+    assert health["redis"] is False and health["database"] is True
+
+    redis_bot.redis.start()  # same port, empty (no AOF here); the bot is not restarted
+    await asyncio.sleep(1.5)  # past the 1 s in which each Redis user skips it after a failure
+    # the update answered during the outage, delivered again: the database's claim was handed to Redis
+    stub.push_update(update, update_id=update_id)
+    await asyncio.sleep(2)
+    assert len(stub.bot_messages(chat)) == 1, stub.sent_texts(chat)
+    # everything works again: the guided flow, a question, de-duplication in Redis
+    final = await _guided_quote(stub, next(CHATS))
+    assert QUOTE_ID.search(final), final
+    chat_question = next(CHATS)
+    stub.message_update(question, chat_id=chat_question, user_id=chat_question, language_code="en")
+    assert "HBM" in (await _settled(stub, chat_question))[-1]
+    chat_again = next(CHATS)
+    again = private_message(0, "/gpus", chat_id=chat_again, message_id=9)
+    del again["update_id"]
+    again_id = stub.push_update(again)
+    first = await _settled(stub, chat_again)
+    stub.push_update(again, update_id=again_id)
+    await asyncio.sleep(2)
+    assert [str(m.get("text", "")) for m in stub.bot_messages(chat_again)] == first
+    status, health = await asyncio.to_thread(_health, redis_bot.health_port)
+    assert status == 200 and health["redis"] is True and health["down"] == [], health
+    log = redis_bot.bot.log()
+    assert "unhandled error" not in log, log[-4000:]
+    assert "Redis is back" in log
