@@ -29,6 +29,8 @@ MODEL_MODULES = (
     "bot.middlewares.dedupe_store",
     "bot.fsm_storage",
     "rag.gaplog",
+    "infra.leases",
+    "bot.answer_jobs",
 )
 
 
