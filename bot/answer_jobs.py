@@ -6,9 +6,10 @@ the handler records the question as a row of ``answer_jobs`` before answering (c
 languages, the message to reply to, the owner replica, a heartbeat) and heartbeats it every
 ``ANSWER_JOB_HEARTBEAT_S`` while it generates; after the final message is sent the row is ``done``.
 
-A sweeper (:class:`bot.answer_recovery.AnswerJobSweeper`, one replica at a time under the ``answer-job-sweeper`` lease, and at
-start) takes over rows whose heartbeat is older than ``ANSWER_JOB_STALE_S`` with ``UPDATE … SET owner = me
-WHERE id = … AND state = 'running' AND heartbeat_at < cutoff``: of two sweepers (or a sweeper and a
+A sweeper (:class:`bot.answer_recovery.AnswerJobSweeper`, one replica at a time under the
+``answer-job-sweeper`` lease, and at start) takes over rows whose heartbeat is older than
+``ANSWER_JOB_STALE_S`` with ``UPDATE … SET owner = me WHERE id = … AND state = 'running' AND heartbeat_at <
+cutoff``: of two sweepers (or a sweeper and a
 redelivered update) exactly one UPDATE matches. The taker answers without the model
 (:meth:`rag.answer.Answerer.recover`: the glossary's own sentences, marked as recovered), in the place the
 dead replica's placeholder was (it is recorded with each heartbeat), and marks the row done.
@@ -32,8 +33,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import BigInteger, Boolean, ColumnElement, Index, Integer, String, Table, Text, delete, select, \
-    update
+from sqlalchemy import BigInteger, Boolean, ColumnElement, Index, Integer, String, Table, Text, delete, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
@@ -145,7 +145,9 @@ class Ownership:
             log.warning("answer job %s could not be marked done: %s", self.job_id, exc)
 
     async def _keep_beating(self) -> None:
-        while await self.beat():
+        while True:
+            if not await self.beat():
+                return
             await asyncio.sleep(self.jobs.settings.heartbeat_s)
 
 

@@ -25,14 +25,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.services import Services
 from bot import middlewares
+from bot.answer_jobs import AnswerJobs
+from bot.answer_recovery import AnswerJobSweeper
 from bot.commands import set_command_menus
 from bot.fsm_storage import build_fsm_storage
 from bot.health import HealthChecks, add_health_routes, start_health_server
 from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.middlewares.ratelimit import RateLimits, build_rate_limits
-from bot.answer_jobs import AnswerJobs
-from bot.answer_recovery import AnswerJobSweeper
 from bot.placement_reminders import ReminderPoller, stop_task
 from bot.preferences import PreferenceStore
 from bot.response_models import PinResponseModels

@@ -147,7 +147,7 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
 
 # ---- answer jobs (bot/answer_jobs.py): a question outlives the replica that took it ------------------
 async def _open_job(jobs: AnswerJobs | None, message: Message, question: str, target: Target, lang: Lang,
-                    lang_explicit: bool) -> str | None | Literal[False]:
+                    lang_explicit: bool) -> str | Literal[False] | None:
     """The job id this handler owns, None to answer without one, False when another owner has the question."""
     if jobs is None:
         return None

@@ -4,6 +4,7 @@ over, and the periodic runner works on the holder only."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -73,7 +74,7 @@ async def test_release_hands_over_at_once(engine: AsyncEngine) -> None:
 async def test_runner_works_on_one_replica_and_takes_over_a_dead_one(engine: AsyncEngine) -> None:
     ran: list[str] = []
 
-    def work_of(owner: str):  # type: ignore[no-untyped-def]
+    def work_of(owner: str) -> Callable[[], Awaitable[None]]:
         async def work() -> None:
             ran.append(owner)
         return work
