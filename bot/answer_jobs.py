@@ -41,7 +41,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from bot.streaming import Target
 from infra.db import Base, conflict_insert
 from infra.i18n import Lang
-from infra.leases import db_now_ms, replica_id
+from infra.leases import db_now_ms, replica_id, uncancelled
 from infra.settings import AnswerJobSettings
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ class Ownership:
         if self.lost:
             return False
         try:
-            self.lost = not await self.jobs.beat(self.job_id, self.placeholder())
+            self.lost = not await uncancelled(self.jobs.beat(self.job_id, self.placeholder()))
         except (SQLAlchemyError, OSError) as exc:
             # the database is down: nobody can take the job over either, so keep answering
             log.warning("answer job %s: heartbeat failed: %s", self.job_id, exc)

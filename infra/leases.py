@@ -26,8 +26,8 @@ import math
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import cast
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import BigInteger, ColumnElement, String, Table, delete, extract, func, or_, select, update
 from sqlalchemy import cast as sql_cast
@@ -37,6 +37,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 from infra.db import Base, conflict_insert
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+RELEASE_WAIT_S = 3.0  # at shutdown; a lease that cannot be released in time simply expires
 
 _UNIX_EPOCH_JULIAN_DAY = 2440587.5
 _MS_PER_DAY = 86_400_000
@@ -64,6 +66,22 @@ def db_now_ms(engine: AsyncEngine) -> ColumnElement[int]:
         # clock_timestamp(), not now(): now() is the transaction's start, stale in a long transaction
         return sql_cast(extract("epoch", func.clock_timestamp()) * 1000, BigInteger)
     return sql_cast((func.julianday("now") - _UNIX_EPOCH_JULIAN_DAY) * _MS_PER_DAY, BigInteger)
+
+
+async def uncancelled(operation: Coroutine[Any, Any, T]) -> T:
+    """Await a short database transaction that a cancellation may not cut in half.
+
+    A task cancelled inside ``engine.begin()`` can leave its SQLite connection holding the write lock until
+    the connection is collected; the next write of the same process (releasing the lease at shutdown) then
+    waits out the whole busy timeout. Here the transaction finishes first, then the cancellation goes on.
+    """
+    task = asyncio.ensure_future(operation)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await task
+        raise
 
 
 class Lease:
@@ -130,7 +148,7 @@ class Lease:
         while True:
             await asyncio.sleep(self.ttl_s / 3)
             try:
-                if not await self.renew():
+                if not await uncancelled(self.renew()):
                     # another replica has it: the work in hand finishes (its items are claimed one by one)
                     log.warning("lease %s was taken over while %s was working", self.name, self.owner)
                     return
@@ -150,7 +168,7 @@ async def run_exclusively(lease: Lease, interval_s: float, work: Callable[[], Aw
     try:
         while True:
             try:
-                held = await lease.acquire()
+                held = await uncancelled(lease.acquire())
             except Exception as exc:  # the database is down: nobody can hold it, ask again next tick
                 log.warning("lease %s: %s", lease.name, exc)
                 held = False
@@ -166,4 +184,4 @@ async def run_exclusively(lease: Lease, interval_s: float, work: Callable[[], Aw
             await asyncio.sleep(tick)
     finally:
         with contextlib.suppress(Exception):
-            await asyncio.shield(lease.release())
+            await asyncio.wait_for(asyncio.shield(lease.release()), RELEASE_WAIT_S)
