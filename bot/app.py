@@ -25,6 +25,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.services import Services
 from bot import middlewares
+from bot.answer_jobs import AnswerJobs
+from bot.answer_recovery import AnswerJobSweeper
 from bot.commands import set_command_menus
 from bot.fsm_storage import build_fsm_storage
 from bot.generations import Generations
@@ -41,6 +43,7 @@ from bot.retry import TransientErrorRetry
 from bot.routers import build_root_router
 from bot.session import JsonBodySession
 from bot.streaming import ChatPacer
+from infra.leases import Lease, run_exclusively
 from infra.migrate import migrate
 from infra.settings import PUBLIC_BOT_API, Settings
 from rag.gaplog import FeedbackStore, build_feedback_store
@@ -74,6 +77,8 @@ class BotRuntime:
     reminders: asyncio.Task[None] | None = None  # placement reminders, started with the dispatcher
     feedback: FeedbackStore | None = None  # votes and the gap log; None: answers go without vote buttons
     glossary_follower: asyncio.Task[None] | None = None  # hot reload of entries.yaml and the index
+    answer_jobs: AnswerJobs | None = None  # questions in progress, recovered if this replica dies
+    sweeper: asyncio.Task[None] | None = None  # recovers other replicas' stale answer jobs
 
     @property
     def engine(self) -> AsyncEngine:
@@ -84,6 +89,8 @@ class BotRuntime:
         self.reminders = None
         await stop_task(self.glossary_follower)
         self.glossary_follower = None
+        await stop_task(self.sweeper)
+        self.sweeper = None
         if self.warm_up is not None:
             self.warm_up.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -113,7 +120,8 @@ async def create_runtime(settings: Settings, services: Services | None = None) -
                             if settings.db.redis_url else sql_claims)
     return BotRuntime(services=services, claims=claims, preferences=PreferenceStore(services.engine),
                       health=HealthChecks(services), warm_up=warm_up, rate_limits=build_rate_limits(settings),
-                      feedback=await _feedback_store(settings, services), glossary_follower=follower)
+                      feedback=await _feedback_store(settings, services), glossary_follower=follower,
+                      answer_jobs=AnswerJobs(services.engine, settings.answer_job))
 
 
 async def _feedback_store(settings: Settings, services: Services) -> FeedbackStore | None:
@@ -147,7 +155,7 @@ def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
     dispatcher = Dispatcher(storage=build_fsm_storage(settings, runtime.engine), settings=settings,
                             pacer=ChatPacer(), generations=Generations(), notices=Notices(),
                             preferences=runtime.preferences, feedback=runtime.feedback,
-                            health=runtime.health,
+                            health=runtime.health, answer_jobs=runtime.answer_jobs,
                             **injected_services(runtime.services))
     middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences, runtime.rate_limits)
     dispatcher.include_router(build_root_router())
@@ -157,11 +165,22 @@ def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
         if runtime.reminders is None:
             poller = ReminderPoller(bot, runtime.services.placements, runtime.preferences,
                                     settings.telegram.placement_reminder_interval_s)
-            runtime.reminders = asyncio.create_task(poller.run_forever(), name="placement-reminders")
+            lease = Lease(runtime.engine, "placement-reminders", ttl_s=settings.lease.ttl_s)
+            runtime.reminders = asyncio.create_task(poller.run_forever(lease), name="placement-reminders")
+        # ---- answer jobs: one replica at a time (a lease) recovers the questions of dead replicas ----
+        if runtime.sweeper is None and runtime.answer_jobs is not None:
+            sweeper = AnswerJobSweeper(bot, runtime.answer_jobs, runtime.services.answerer, runtime.feedback,
+                                       runtime.services.retriever)
+            lease = Lease(runtime.engine, "answer-job-sweeper", ttl_s=settings.lease.ttl_s)
+            runtime.sweeper = asyncio.create_task(
+                run_exclusively(lease, settings.answer_job.sweep_interval_s, sweeper.run_once), name="answer-sweeper")
+        # ---- end answer jobs ----
 
     async def stop_reminders() -> None:  # before the bot's session closes: no send after shutdown
         await stop_task(runtime.reminders)
         runtime.reminders = None
+        await stop_task(runtime.sweeper)
+        runtime.sweeper = None
 
     dispatcher.startup.register(start_reminders)
     dispatcher.shutdown.register(stop_reminders)

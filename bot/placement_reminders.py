@@ -1,7 +1,9 @@
 """The background task that sends placement reminders (24 h before ``paid_until``, and at expiry).
 
-Every replica polls (``TELEGRAM_PLACEMENT_REMINDER_INTERVAL_S``, 30 s); the database decides which one
-sends each reminder (see :mod:`gpu.placements.reminders`). Time is the services' clock, so a test or a
+Every replica runs the poller, but only the holder of the ``placement-reminders`` lease polls
+(``TELEGRAM_PLACEMENT_REMINDER_INTERVAL_S``, 30 s; :mod:`infra.leases`); the database still decides which
+replica sends each reminder (see :mod:`gpu.placements.reminders`), so a lease that changes hands mid-poll
+sends nothing twice. Time is the services' clock, so a test or a
 demo moves it with ``ANCHORGPU_CLOCK_FILE`` / ``ANCHORGPU_CLOCK_OFFSET``.
 """
 
@@ -21,6 +23,7 @@ from bot.preferences import PreferenceStore, scope_for
 from gpu.placements.reminders import SOON, Reminder, ReminderStore, telegram_chat_of
 from gpu.placements.service import PlacementService
 from infra.i18n import Lang, t
+from infra.leases import Lease, run_exclusively
 from infra.markup import escape
 
 log = logging.getLogger(__name__)
@@ -70,13 +73,21 @@ class ReminderPoller:
                 await self.store.release(reminder)
         return sent
 
-    async def run_forever(self) -> None:
+    async def run_forever(self, lease: Lease | None = None) -> None:
+        """Poll every ``interval_s``; with a ``lease``, only while this replica holds it (one poller at a
+        time; a killed holder's polling moves to another replica once its lease expires)."""
+        if lease is not None:
+            await run_exclusively(lease, self.interval_s, self._poll)
+            return
         while True:
-            try:
-                await self.run_once()
-            except (SQLAlchemyError, OSError, TelegramAPIError, ValueError) as exc:  # next poll tries again
-                log.warning("placement reminders: %s", exc)
+            await self._poll()
             await asyncio.sleep(self.interval_s)
+
+    async def _poll(self) -> None:
+        try:
+            await self.run_once()
+        except (SQLAlchemyError, OSError, TelegramAPIError, ValueError) as exc:  # next poll tries again
+            log.warning("placement reminders: %s", exc)
 
 
 async def stop_task(task: asyncio.Task[None] | None) -> None:

@@ -188,6 +188,36 @@ class FeedbackSettings(BaseSettings):
     retention_days: int = Field(90, ge=1, le=3650)  # older answer records, votes and gaps are purged at start
 
 
+# ---- answer jobs and leases (issue 17: work survives a replica) -------------------------------------
+class AnswerJobSettings(BaseSettings):
+    """A glossary answer in progress is a row that its replica heartbeats (bot/answer_jobs.py); when the
+    heartbeat is older than ``stale_s``, another replica's sweeper takes it over and delivers an answer."""
+
+    model_config = _section("ANSWER_JOB_")
+
+    heartbeat_s: float = Field(5.0, gt=0, le=600)
+    stale_s: float = Field(30.0, gt=0, le=3600)  # several heartbeats: a busy event loop is not a dead one
+    sweep_interval_s: float = Field(10.0, gt=0, le=3600)
+    # owners of one job, the first included, before the next one apologises instead of trying again
+    # (a question that kills every replica that answers it)
+    max_attempts: int = Field(3, ge=1, le=20)
+
+    @model_validator(mode="after")
+    def _beats_before_stale(self) -> AnswerJobSettings:
+        if self.heartbeat_s * 2 > self.stale_s:
+            raise ValueError("ANSWER_JOB_STALE_S must be at least twice ANSWER_JOB_HEARTBEAT_S")
+        return self
+
+
+class LeaseSettings(BaseSettings):
+    """Database leases (infra/leases.py): one replica at a time runs the reminder poll and the sweeper."""
+
+    model_config = _section("LEASE_")
+
+    ttl_s: float = Field(30.0, gt=0, le=3600)  # a killed holder's work moves to another replica after this
+# ---- end answer jobs and leases -------------------------------------------------------------------
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", frozen=True)
 
@@ -197,6 +227,8 @@ class Settings(BaseSettings):
     rag: RAGSettings = Field(default_factory=RAGSettings)
     db: DBSettings = Field(default_factory=DBSettings)
     feedback: FeedbackSettings = Field(default_factory=FeedbackSettings)
+    answer_job: AnswerJobSettings = Field(default_factory=AnswerJobSettings)
+    lease: LeaseSettings = Field(default_factory=LeaseSettings)
 
 
 class SettingsError(RuntimeError):
@@ -216,7 +248,8 @@ def load_settings() -> Settings:
     sections: dict[str, BaseSettings] = {}
     for attr, cls in (("data", DataSettings), ("telegram", TelegramSettings), ("llm", LLMSettings),
                       ("rag", RAGSettings), ("db", DBSettings),
-                     ("feedback", FeedbackSettings)):
+                     ("feedback", FeedbackSettings), ("answer_job", AnswerJobSettings),
+                      ("lease", LeaseSettings)):
         try:
             sections[attr] = cls()
         except ValidationError as exc:

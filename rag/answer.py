@@ -271,6 +271,26 @@ class Answerer:
             answer = retried or answer
         yield Done(await self._remember(conversation_key, question, answer))
 
+    async def recover(self, question: str, *, lang: Lang | None = None) -> Answer:
+        """The answer to a question whose first answer died with its process, without the model.
+
+        Retrieval and the glossary's own sentences only: the user has already waited through a crash (and
+        the model may be what crashed), so the recovery is fast and cannot fail the same way. Definitions and
+        comparisons are answered as usual; anything else gets the entries' answering sentences under the
+        ``answer_recovered`` notice. No history: the conversation may have moved on meanwhile.
+        """
+        started = time.monotonic()
+        question = question.strip()
+        lang = lang or detect_lang(question)
+        entries = await self.retrieve(question, [])
+        if entries is None:
+            return Answer(text=t("answer_out_of_scope", lang), grounded=False, sources=[], model=NO_MODEL,
+                          ttft_s=0.0, tokens=0, status="out_of_scope", lang=lang)
+        extractive = await self._extractive(question, entries, lang, started, follow_up=False)
+        if extractive is not None:
+            return extractive
+        return self._fallback(question, entries, lang, "fallback", t("answer_recovered", lang))
+
     async def _extractive(self, question: str, entries: list[GlossaryEntry], lang: Lang, started: float,
                           follow_up: bool) -> Answer | None:
         """A comparison or a definition is answered with the glossary's own sentences."""

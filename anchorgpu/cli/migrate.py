@@ -30,6 +30,8 @@ MODEL_MODULES = (
     "bot.update_journal",
     "bot.fsm_storage",
     "rag.gaplog",
+    "infra.leases",
+    "bot.answer_jobs",
 )
 
 

@@ -12,17 +12,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
+from typing import Literal
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject
 from aiogram.types import InlineKeyboardMarkup, Message
+from sqlalchemy.exc import SQLAlchemyError
 
 from app.intents import IntentClassifier
 from app.views.answer import render_reply
 from app.views.catalog import render_rule_answer, render_spec_answer
 from app.views.prices import render_price_answer
 from bot import metrics
+from bot.answer_jobs import AnswerJob, AnswerJobs, Ownership
 from bot.filters import AddressedQuestion, Sync, thread_of
 from bot.generations import Generation, Generations
 from bot.notices import Notices, PersonalNotice
@@ -52,13 +56,13 @@ async def on_ask(message: Message, command: CommandObject, bot: Bot, intents: In
                  gpu_data: GpuData, fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
                  lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
                  retriever: HybridRetriever | None = None, generations: Generations | None = None,
-                 notices: Notices | None = None) -> None:
+                 notices: Notices | None = None, answer_jobs: AnswerJobs | None = None) -> None:
     question = (command.args or "").strip()
     replied = message.reply_to_message
     if not question and replied is not None and (replied.text or replied.caption):
         question = (replied.text or replied.caption or "").strip()  # "/ask" in reply to a question
     await on_question(message, question, bot, intents, gpu_data, fit, answerer, pacer, lang, lang_explicit,
-                      answer_length, feedback, retriever, generations, notices)
+                      answer_length, feedback, retriever, generations, notices, answer_jobs)
 
 
 @router.message(Sync(F.text), AddressedQuestion())
@@ -66,7 +70,7 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
                       fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
                       lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
                       retriever: HybridRetriever | None = None, generations: Generations | None = None,
-                      notices: Notices | None = None) -> None:
+                      notices: Notices | None = None, answer_jobs: AnswerJobs | None = None) -> None:
     if not question:
         await reply_html(message, escape(t("ask_usage", lang)))
         return
@@ -90,14 +94,15 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
     else:
         await answer_question(message, question, bot=bot, answerer=answerer, pacer=pacer, lang=lang,
                               lang_explicit=lang_explicit, answer_length=answer_length, feedback=feedback,
-                              retriever=retriever, generations=generations, notices=notices)
+                              retriever=retriever, generations=generations, notices=notices,
+                              answer_jobs=answer_jobs)
 
 
 async def answer_question(message: Message, question: str, *, bot: Bot, answerer: Answerer | None,
                           pacer: ChatPacer, lang: Lang, lang_explicit: bool = False,
                           answer_length: AnswerLength = "normal", feedback: FeedbackStore | None = None,
                           retriever: HybridRetriever | None = None, generations: Generations | None = None,
-                          notices: Notices | None = None) -> None:
+                          notices: Notices | None = None, answer_jobs: AnswerJobs | None = None) -> None:
     is_private = message.chat.type == ChatType.PRIVATE
     thread_id = thread_of(message)
     target = Target(chat_id=message.chat.id, thread_id=thread_id,
@@ -108,6 +113,9 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
     user_id = message.from_user.id if message.from_user else None
     # /settings answer length scales the configured token budget
     max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
+    job_id = await _open_job(answer_jobs, message, question, target, lang, lang_explicit)
+    if job_id is False:
+        return  # the same question, redelivered: a live replica is answering it, or has answered it
     draft_id = new_draft_id()
     generation = generations.start(message.chat.id, draft_id, user_id) if generations is not None else None
     # groups have no drafts (TEXTDRAFT_PEER_INVALID): the asker's «Стоп» rides on the placeholder
@@ -119,7 +127,8 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
     try:
         final, generation_s = await _stream_answer(
             answerer, question, bot, target, lang, pacer, stop_markup, draft_id, generation, personal,
-            conversation_key(message.chat.id, thread_id), user_id, lang_explicit, max_tokens, feedback, retriever)
+            conversation_key(message.chat.id, thread_id), user_id, lang_explicit, max_tokens, feedback, retriever,
+            answer_jobs, job_id)
     finally:
         if generations is not None and generation is not None:
             generations.end(generation)
@@ -138,11 +147,12 @@ async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Ta
                          generation: Generation | None, personal: PersonalNotice | None, key: str,
                          user_id: int | None, lang_explicit: bool, max_tokens: int,
                          feedback: FeedbackStore | None, retriever: HybridRetriever | None,
-                         ) -> tuple[Answer | None, float]:
+                         answer_jobs: AnswerJobs | None, job_id: str | None) -> tuple[Answer | None, float]:
     final: Answer | None = None
     first_delta_at: float | None = None
     generation_s = 0.0
-    async with AnswerStream(bot, target, lang, pacer, stop_markup=stop_markup, draft_id=draft_id) as stream:
+    async with AnswerStream(bot, target, lang, pacer, stop_markup=stop_markup, draft_id=draft_id) as stream, \
+            _job_held(answer_jobs, job_id, stream) as job:
         if generation is not None:
             generation.on_stop = stream.halt
         events = answerer.answer(question, key, user_key=str(user_id) if user_id is not None else None,
@@ -166,18 +176,61 @@ async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Ta
                 elif isinstance(event, Done):
                     final = event.answer
                     generation_s = time.monotonic() - first_delta_at if first_delta_at else 0.0
+        if job is not None and not await job.beat():
+            return None, 0.0  # stalled past the stale time and taken over: the taker answers, not us
         if final is None:  # the answerer promises a Done; never leave the user with nothing
             await stream.finish(escape(t("answer_empty", lang)))
+            if job is not None:
+                await job.done()
             return None, 0.0
         body = render_reply(final, HTML)
         if final.status == "cancelled" and final.notice and final.notice not in final.text:
             body += f"\n\n<i>{escape(final.notice)}</i>"
-        answer_id = await _record(feedback, retriever, question, final)
+        answer_id = await record_answer(feedback, retriever, question, final)
         await stream.finish(body, reply_markup=feedback_keyboard(answer_id, final.lang) if answer_id else None)
+        if job is not None:
+            await job.done()
     return final, generation_s
 
 
-async def _record(feedback: FeedbackStore | None, retriever: HybridRetriever | None, question: str,
+# ---- answer jobs (bot/answer_jobs.py): a question outlives the replica that took it ------------------
+async def _open_job(jobs: AnswerJobs | None, message: Message, question: str, target: Target, lang: Lang,
+                    lang_explicit: bool) -> str | Literal[False] | None:
+    """The job id this handler owns, None to answer without one, False when another owner has the question."""
+    if jobs is None:
+        return None
+    job = AnswerJob(chat_id=target.chat_id, message_id=message.message_id, thread_id=target.thread_id,
+                    user_id=message.from_user.id if message.from_user else None, is_private=target.is_private,
+                    reply_to_message_id=target.reply_to_message_id, question=question, lang=lang,
+                    answer_lang=lang if lang_explicit else None)
+    try:
+        return job.id if await jobs.open(job) else False
+    except (SQLAlchemyError, OSError) as exc:  # the database is down: answer anyway, unprotected
+        log.warning("answer job not recorded: %s", exc)
+        return None
+
+
+@contextlib.asynccontextmanager
+async def _job_held(jobs: AnswerJobs | None, job_id: str | None, stream: AnswerStream,
+                    ) -> AsyncIterator[Ownership | None]:
+    """Heartbeat the job while the block answers (with the group placeholder's id, for a recovery to edit)."""
+    if jobs is None or job_id is None:
+        yield None
+        return
+    async with jobs.owned(job_id, lambda: stream.placeholder.message_id if stream.placeholder else None) as job:
+        try:
+            yield job
+        except Exception:
+            # This live replica failed and says so (the error boundary apologises; a webhook update comes
+            # again): drop the job, so that no sweeper answers it as well. A cancelled handler (shutdown)
+            # keeps it: another replica recovers it once it is stale.
+            with contextlib.suppress(SQLAlchemyError, OSError):
+                await jobs.release(job_id)
+            raise
+# ---- end answer jobs ---------------------------------------------------------------------------------
+
+
+async def record_answer(feedback: FeedbackStore | None, retriever: HybridRetriever | None, question: str,
                   answer: Answer) -> str | None:
     """The sent answer (and its gaps) in the feedback store; its id goes into the vote buttons.
 

@@ -205,3 +205,38 @@ async def test_reminders_are_sent_once_by_two_bot_processes(
         rows = conn.execute("SELECT kind, sent_at IS NOT NULL FROM placement_reminders WHERE placement_id = ?"
                             " ORDER BY kind", (pid,)).fetchall()
     assert rows == [("expired", 1), ("soon", 1)]
+
+
+def lease_holder(state_dir: Path, name: str) -> str | None:
+    with sqlite3.connect(state_dir / "anchorgpu.db") as conn:
+        row = conn.execute("SELECT owner FROM leases WHERE name = ?", (name,)).fetchone()
+    return row[0] if row else None
+
+
+async def test_a_killed_reminder_poller_is_taken_over(
+        stub: TelegramStub, bot_factory: Callable[..., BotProcess], state_dir: Path, tmp_path: Path) -> None:
+    """Issue 17: one process polls at a time (the lease); SIGKILL it and the other one sends the reminder."""
+    chat = 821
+    clock, env = clock_env(tmp_path)
+    env["LEASE_TTL_S"] = "2"
+    bots = [bot_factory(**env), bot_factory(**env)]
+    for _ in range(1800):  # both serve updates (and ask for the lease)
+        if all(" ready" in b.log() for b in bots):
+            break
+        await asyncio.sleep(0.1)
+    assert all(" ready" in b.log() for b in bots), [b.log()[-2000:] for b in bots]
+    confirm_msg, confirm = await rent_from_quote(stub, chat, chat)
+    await press(stub, chat, confirm_msg, confirm)
+    holder = lease_holder(state_dir, "placement-reminders")
+    assert holder is not None
+    [killed] = [b for b in bots if b.proc is not None and holder.endswith(f":{b.proc.pid}")]
+    [survivor] = [b for b in bots if b is not killed]
+    assert killed.proc is not None and survivor.proc is not None
+    killed.proc.kill()  # no shutdown: the lease is not released, it has to expire
+    assert killed.proc.wait() == -9
+
+    clock.write_text("2026-12-07T12:00:30Z")  # 24 h before paid_until
+    await stub.wait_for("sendMessage", _in(chat, "⏰"), timeout=30)
+    await asyncio.sleep(2)
+    assert len([c for c in stub.calls_to("sendMessage", chat) if "⏰" in c.params["text"]]) == 1
+    assert lease_holder(state_dir, "placement-reminders") == f"{holder.rsplit(':', 1)[0]}:{survivor.proc.pid}"

@@ -73,6 +73,7 @@ class LLMBot:
     llm: SaboteurLLM
     bot: BotProcess
     state: Path
+    env: dict[str, str]
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +85,17 @@ async def llm_bot() -> AsyncIterator[LLMBot]:
         state = prepare_state(Path(tmp))
         env = bot_env(stub, state, LLM_BASE_URL=llm.base_url, LLM_REQUEST_TIMEOUT_S="4",
                       TELEGRAM_HEALTH_PORT="0", TELEGRAM_RATE_LIMIT_PER_MINUTE="100000",
-                      TELEGRAM_CHAT_RATE_LIMIT_PER_MINUTE="100000")
+                      TELEGRAM_CHAT_RATE_LIMIT_PER_MINUTE="100000",
+                      # a killed replica's answers and leases move on within seconds (test_sigkill_mid_answer…)
+                      ANSWER_JOB_HEARTBEAT_S="0.5", ANSWER_JOB_STALE_S="3", ANSWER_JOB_SWEEP_INTERVAL_S="1",
+                      LEASE_TTL_S="2")
         bot = BotProcess(env, Path(tmp) / "bot.log")
         try:
             await boot(bot, stub, 1)
-            yield LLMBot(stub, llm, bot, state)
+            fixture = LLMBot(stub, llm, bot, state, env)
+            yield fixture
         finally:
+            bot = fixture.bot  # a test may have replaced a killed process
             await bot.stop()
             await llm.stop()
             await stub.stop()
@@ -184,6 +190,51 @@ async def test_sqlite_locked_then_released(llm_bot: LLMBot) -> None:
     with sqlite3.connect(db) as conn:
         stored = conn.execute("SELECT count(*) FROM quotes WHERE owner = ?", (f"tg:{chat_id}",)).fetchone()[0]
     assert stored == 1
+
+
+def _answer_job(db: Path, chat_id: int) -> tuple[str, int | None] | None:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT state, placeholder_message_id FROM answer_jobs WHERE chat_id = ?",
+                            (chat_id,)).fetchone()
+
+
+async def test_sigkill_mid_answer_then_the_restarted_replica_answers_once(llm_bot: LLMBot) -> None:
+    """Issue 17: a replica killed while the model writes a long answer does not lose the question."""
+    stub, chat_id = llm_bot.stub, -100_7302
+    db = llm_bot.state / "anchorgpu.db"
+    llm_bot.llm.mode = "slow"  # a word every 0.5 s: the answer is still being written when the kill comes
+    stub.message_update("/ask Why does HBM memory matter for GPUs?", chat_id=chat_id, user_id=7302,
+                        chat_type="group", language_code="en")
+    await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == chat_id, timeout=60)
+    job: tuple[str, int | None] | None = None
+    for _ in range(100):  # the owner's next heartbeat records the placeholder it is editing
+        job = await asyncio.to_thread(_answer_job, db, chat_id)
+        if job is not None and job[1] is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert job is not None and job[0] == "running" and job[1] is not None, job
+    placeholder_id = stub.bot_messages(chat_id)[0]["message_id"]
+    assert job[1] == placeholder_id, job
+    assert llm_bot.bot.proc is not None
+    llm_bot.bot.proc.kill()  # SIGKILL mid-answer: no shutdown, no "done", the lease is not released
+    assert llm_bot.bot.proc.wait() == -9
+    sent_before = len(stub.calls_to("sendMessage", chat_id))
+    llm_bot.llm.mode = "ok"
+
+    llm_bot.bot = BotProcess(llm_bot.env, llm_bot.state.parent / "bot-restarted-mid-answer.log")
+    llm_bot.bot.start()
+
+    def recovered(call: object) -> bool:
+        params = getattr(call, "params", {})
+        return params.get("chat_id") == chat_id and "restarted" in parse_html(str(params.get("text", "")))
+
+    [edit] = await stub.wait_for("editMessageText", recovered, timeout=BOOT_TIMEOUT)
+    assert edit.params["message_id"] == placeholder_id, "the half-written placeholder became the answer"
+    assert "HBM" in parse_html(edit.params["text"]), edit.params["text"]  # the glossary's words
+    await asyncio.sleep(4)  # several sweeps later: still exactly one answer
+    assert len([c for c in stub.calls_to("editMessageText", chat_id) if recovered(c)]) == 1
+    assert len(stub.calls_to("sendMessage", chat_id)) == sent_before == 1, stub.sent_texts(chat_id)
+    assert (await asyncio.to_thread(_answer_job, db, chat_id) or ("",))[0] == "done"
 
 
 # ---- PostgreSQL down, Chroma down, SIGKILL mid-update -------------------------------------------------

@@ -1,6 +1,6 @@
 """update journal (polling without loss)
 
-Revision ID: 0005_update_journal
+Revision ID: 0005
 Revises: 0004
 Create Date: 2026-12-01 12:50:00.000000
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = '0005_update_journal'
+revision: str = '0005'
 down_revision: str | Sequence[str] | None = '0004'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
