@@ -105,6 +105,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     parser.add_argument("--log", type=Path, default=None, help="keep a copy of the bot's log here")
+    parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+                        help="the bot's log level (default WARNING; errors are counted at any level)")
     parser.set_defaults(handler=run)
 
 
@@ -131,6 +133,8 @@ class Tracked:
     kind: str
     key: tuple[str, Any]
     sent_at: float
+    text: str = ""
+    reply: str = ""  # the first reply's text, for the questions' examples
     redelivery: str | None = None  # "concurrent" | "late"
     replies: int = 0
     first_reply_at: float | None = None
@@ -154,7 +158,7 @@ class Ledger:
         self._by_key: dict[tuple[str, Any], Tracked] = {}
         self.keyboards: dict[tuple[int, str], int] = {}  # (chat, callback prefix) -> latest message with it
         self.answered: list[Tracked] = []  # in the order of their first replies
-        self.unattributed = 0
+        self.unattributed: list[str] = []  # replies to nothing the bench sent
 
     def open(self, tracked: Tracked) -> None:
         tracked.answered = asyncio.get_running_loop().create_future()
@@ -163,10 +167,11 @@ class Ledger:
 
     def on_reply(self, method: str, params: dict[str, Any], result: Any) -> None:
         if method in MESSAGE_METHODS:
-            chat_id = int(params.get("chat_id") or 0)
+            # the sent message as the stub stored it (an upload's form fields cannot be parsed twice)
+            chat_id = int(result["chat"]["id"])
             key: tuple[str, Any] = ("chat", chat_id)
-            markup = params.get("reply_markup")
-            if isinstance(markup, dict) and isinstance(result, dict):
+            markup = result.get("reply_markup")
+            if isinstance(markup, dict):
                 for row in markup.get("inline_keyboard", []):
                     for button in row:
                         prefix = str(button.get("callback_data", "")).split(":", 1)[0]
@@ -178,11 +183,13 @@ class Ledger:
             key = ("callback", str(params.get("callback_query_id")))
         tracked = self._by_key.get(key)
         if tracked is None:
-            self.unattributed += 1
+            self.unattributed.append(f"{method} {key[1]}")
             return
         tracked.replies += 1
         if tracked.first_reply_at is None:
             tracked.first_reply_at = time.monotonic()
+            if isinstance(result, dict):
+                tracked.reply = str(result.get("text") or result.get("caption") or "")[:200]
             self.answered.append(tracked)
             if tracked.answered is not None and not tracked.answered.done():
                 tracked.answered.set_result(None)
@@ -197,7 +204,8 @@ def soak_stub(ledger: Ledger) -> Any:
             response = await super()._handle(request)
             method = request.match_info["method"]
             if method in REPLY_METHODS and response.status == 200:
-                params, _ = await self._read_params(request)  # aiohttp keeps the body: parsed again, not re-read
+                # answers to queries and presses are JSON (never uploads): aiohttp keeps the body to parse again
+                params = {} if method in MESSAGE_METHODS else (await self._read_params(request))[0]
                 ledger.on_reply(method, params, json.loads(response.body).get("result"))
             # the bench reads replies from the ledger: the stub's own record would grow for hours
             self.calls.clear()
@@ -273,7 +281,8 @@ class Soak:
 
     async def send(self, kind: str, update: dict[str, Any], key: tuple[str, Any]) -> Tracked:
         update["update_id"] = next(self.update_ids)
-        tracked = Tracked(update["update_id"], kind, key, time.monotonic())
+        what = update.get("message", {}).get("text") or update.get("callback_query", {}).get("data") or ""
+        tracked = Tracked(update["update_id"], kind, key, time.monotonic(), text=str(what)[:60])
         if kind != "inline" and self.rng.random() < self.args.redeliver:
             tracked.redelivery = self.rng.choice(("concurrent", "late"))
         self.ledger.open(tracked)
@@ -456,7 +465,14 @@ def report(load: Soak, duration: float, log: str, exit_code: int | None, alive: 
         "lost_examples": [{"update_id": u.update_id, "kind": u.kind, "statuses": u.statuses} for u in lost[:5]],
         "duplicated_examples": [{"update_id": u.update_id, "kind": u.kind, "replies": u.replies,
                                  "redelivery": u.redelivery} for u in duplicated[:5]],
-        "unattributed_replies": load.ledger.unattributed,
+        "slowest": [{"kind": u.kind, "text": u.text, "ms": round(1000 * (u.latency or 0.0)), "at_s": round(
+            u.sent_at - load.started, 1)} for u in sorted(updates, key=lambda u: -(u.latency or 0.0))[:5]],
+        # aiogram acknowledged the webhook after 55 s and finished the update in the background
+        "question_examples": [{"q": u.text, "ms": round(1000 * (u.latency or 0.0)), "reply": u.reply}
+                              for u in updates if u.kind == "question"][:4],
+        "slow_webhook_warnings": log.count("Detected slow response into webhook"),
+        "unattributed_replies": len(load.ledger.unattributed),
+        "unattributed_examples": load.ledger.unattributed[:5],
         "errors": errors,
         "error_detail": {"bot_log_errors": len(bot_log["errors"]), "tracebacks": bot_log["tracebacks"],
                          "http_5xx": http_5xx, "failed_deliveries": failed_deliveries,
@@ -498,6 +514,7 @@ async def soak(args: argparse.Namespace, model: Path) -> dict[str, Any]:
                           db_url=f"sqlite+aiosqlite:///{state / 'soak.db'}", redis_url=args.redis_url,
                           chroma_url=None, llm_base_url=None, LLM_MODEL_PATH=str(model),
                           LLM_MAX_TOKENS=str(args.llm_max_tokens), ANCHORGPU_LOG_JSON="true",
+                          ANCHORGPU_LOG_LEVEL=args.log_level,
                           TELEGRAM_RATE_LIMIT_PER_MINUTE="1000000", TELEGRAM_CHAT_RATE_LIMIT_PER_MINUTE="1000000")
         replica = Replica("soak", env, work / "bot.log")
         replica.start()

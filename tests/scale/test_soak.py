@@ -46,7 +46,7 @@ async def test_only_replies_the_stub_accepted_count_and_a_second_one_is_a_duplic
         await stub.stop()
     assert message_update.replies == 1 and message_update.answered.done()  # type: ignore[union-attr]
     assert press.replies == 2  # the report counts it as duplicated
-    assert ledger.unattributed == 1
+    assert ledger.unattributed == ["answerCallbackQuery someone-else"]
     # the chat's latest message with /terms buttons is where the next press goes
     assert stub.message(42, ledger.keyboards[(42, "terms")])["text"] == "retried"
 
