@@ -101,6 +101,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--llm-max-tokens", type=int, default=48)
     parser.add_argument("--question-gap-s", type=float, default=2.0,
                         help="pause between one answered question and the next (default 2 s)")
+    parser.add_argument("--index", type=Path, default=REPO_ROOT / "var" / "chroma",
+                        help="a built glossary index (Chroma folder) the bot starts from, so that it embeds "
+                             "nothing at start-up (default var/chroma when it exists)")
     parser.add_argument("--redis-url", default=None, help="run the bot with DB_REDIS_URL (claims, FSM in Redis)")
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
@@ -508,8 +511,8 @@ async def soak(args: argparse.Namespace, model: Path) -> dict[str, Any]:
         state = work / "state"
         state.mkdir()
         (state / "models").symlink_to(REPO_ROOT / "var" / "models", target_is_directory=True)
-        if (REPO_ROOT / "var" / "chroma").is_dir():  # the dev index: the bot only syncs what changed
-            shutil.copytree(REPO_ROOT / "var" / "chroma", state / "chroma")
+        if args.index.is_dir():  # the bot only syncs what changed (nothing, by content hash)
+            shutil.copytree(args.index, state / "chroma")
         env = replica_env(stub_url=stub.base_url, state=state, port=free_port(),
                           db_url=f"sqlite+aiosqlite:///{state / 'soak.db'}", redis_url=args.redis_url,
                           chroma_url=None, llm_base_url=None, LLM_MODEL_PATH=str(model),

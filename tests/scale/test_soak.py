@@ -67,10 +67,11 @@ def test_log_errors_counts_error_records_and_raw_tracebacks_not_warnings() -> No
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 @pytest.mark.skipif(not DEFAULT_MODEL.exists(), reason="the default model is not provisioned")
-def test_three_minute_soak_loses_duplicates_and_leaks_nothing(tmp_path: Path) -> None:
+def test_three_minute_soak_loses_duplicates_and_leaks_nothing(tmp_path: Path, glossary_index: Path) -> None:
     out = tmp_path / "soak.json"
     completed = subprocess.run([sys.executable, "-m", "anchorgpu", "bench", "soak", "--minutes", "3",
-                                "--out", str(out), "--log", str(tmp_path / "bot.log")],
+                                "--index", str(glossary_index), "--out", str(out),
+                                "--log", str(tmp_path / "bot.log")],
                                cwd=REPO_ROOT, capture_output=True, text=True, timeout=1400)
     assert completed.returncode == 0, completed.stderr[-4000:]
     report = json.loads(out.read_text())
