@@ -40,6 +40,7 @@ import os
 import platform
 import random
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -116,12 +117,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     model = MODELS.get(args.model, Path(args.model))
     if not model.is_file():
-        print(f"anchorgpu bench soak: no model at {model} (run scripts/setup.sh, or pass --model PATH)")
+        print(f"anchorgpu bench soak: no model at {model} (run scripts/setup.sh, or pass --model PATH)",
+              file=sys.stderr)
         return 2
     if args.minutes <= 0 or args.chats < 1 or not 0 <= args.redeliver <= 1:
-        print("anchorgpu bench soak: --minutes must be > 0, --chats >= 1, --redeliver within 0..1")
+        print("anchorgpu bench soak: --minutes must be > 0, --chats >= 1, --redeliver within 0..1", file=sys.stderr)
         return 2
-    result = asyncio.run(soak(args, model))
+    try:
+        result = asyncio.run(soak(args, model))
+    except (RuntimeError, TimeoutError) as exc:  # the bot did not start: its log tail says why
+        print(f"anchorgpu bench soak: {exc}", file=sys.stderr)
+        return 1
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, ensure_ascii=False, indent=2, default=str) + "\n")
