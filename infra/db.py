@@ -158,7 +158,11 @@ class SqliteFastPath:
             return work(conn)
 
     def _checkpoint(self) -> None:
-        self._worker_connection().exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        conn = self._worker_connection()
+        # A statement outside begin() autobegins a transaction that nobody ends: the next locked write on
+        # this connection would then fail in its own begin(). The PRAGMA does not open a SQLite transaction.
+        with conn.begin():
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _checkpoint_done(self, future: asyncio.Future[None]) -> None:
         self._checkpointing = False

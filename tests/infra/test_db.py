@@ -109,6 +109,31 @@ async def test_inline_commits_are_checkpointed_off_the_loop(tmp_path: Path, monk
         await dispose_engine(engine)
 
 
+async def test_a_locked_write_after_a_checkpoint_still_commits_in_the_worker(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by ``anchorgpu bench soak``: the checkpoint left the worker's connection inside a transaction
+    (SQLAlchemy's autobegin), so every later locked write failed with "can't call begin() here"."""
+    monkeypatch.setattr(db, "CHECKPOINT_EVERY", 2)
+    path = tmp_path / "k.db"
+    engine = await _engine_with_table(path)
+    try:
+        for n in range(3):
+            await run_in_transaction(engine, lambda conn, n=n: conn.execute(insert(ITEMS).values(id=n)))
+        await asyncio.sleep(0.2)  # the checkpoint ran in the worker
+        holder = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+        release.start()
+        try:
+            await run_in_transaction(engine, lambda conn: conn.execute(insert(ITEMS).values(id=99)))
+        finally:
+            release.join()
+            holder.close()
+        assert await _ids(engine) == [0, 1, 2, 99]
+    finally:
+        await dispose_engine(engine)
+
+
 async def test_memory_databases_use_the_async_driver(tmp_path: Path) -> None:
     engine = create_engine("sqlite+aiosqlite:///:memory:")
     try:
