@@ -35,6 +35,7 @@ from bot.placement_reminders import ReminderPoller, stop_task
 from bot.preferences import PreferenceStore
 from bot.response_models import PinResponseModels
 from bot.retry import TransientErrorRetry
+from bot.rich import RichReplies
 from bot.routers import build_root_router
 from bot.session import JsonBodySession
 from bot.streaming import ChatPacer
@@ -136,7 +137,7 @@ def injected_services(services: Services) -> dict[str, Any]:
 def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
     dispatcher = Dispatcher(storage=build_fsm_storage(settings, runtime.engine), settings=settings,
                             pacer=ChatPacer(), preferences=runtime.preferences, feedback=runtime.feedback,
-                            health=runtime.health,
+                            health=runtime.health, rich=RichReplies(settings.telegram.rich_messages),
                             **injected_services(runtime.services))
     middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences, runtime.rate_limits)
     dispatcher.include_router(build_root_router())

@@ -27,7 +27,16 @@ from typing import Any, Protocol
 
 from aiogram import BaseMiddleware
 from aiogram.enums import ChatType
-from aiogram.types import CallbackQuery, Chat, InlineQuery, Message, TelegramObject, User
+from aiogram.types import (
+    CallbackQuery,
+    Chat,
+    InlineQuery,
+    InlineQueryResultArticle,
+    InputTextMessageContent,
+    Message,
+    TelegramObject,
+    User,
+)
 
 from bot import metrics
 from bot.filters import thread_of
@@ -240,7 +249,13 @@ class RateLimitMiddleware(BaseMiddleware):
         if verdict.warn:
             lang: Lang = data.get("lang") or pick_lang(user.language_code if user else None)
             text = t("rate_limited", lang, seconds=max(1, math.ceil(verdict.wait_s)))
-            if isinstance(event, Message):
+            if isinstance(event, Message) and event.guest_query_id:  # a guest may answer only its query
+                await event.bot.answer_guest_query(  # type: ignore[union-attr]
+                    guest_query_id=event.guest_query_id,
+                    result=InlineQueryResultArticle(id="rate-limited", title=text,
+                                                    input_message_content=InputTextMessageContent(
+                                                        message_text=text, parse_mode=None)))
+            elif isinstance(event, Message):
                 await event.bot.send_message(event.chat.id, text, message_thread_id=thread_of(event),  # type: ignore[union-attr]
                                              parse_mode=None)
             elif isinstance(event, CallbackQuery):
