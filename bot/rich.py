@@ -230,8 +230,18 @@ async def send_report(bot: Bot, target: Target, report: Report, fallback_html: s
 
     A split reply that Telegram refuses half-way goes on in HTML from the part that failed.
     """
-    if rich is None or not rich.usable(target.chat_id):
+    sent = await try_rich(bot, target, report, lang=lang, rich=rich, reply_markup=reply_markup, reply=reply)
+    if sent is None:
         return await send_html(bot, target, fallback_html, reply=reply, reply_markup=reply_markup)
+    return sent
+
+
+async def try_rich(bot: Bot, target: Target, report: Report, *, lang: Lang, rich: RichReplies | None,
+                   reply_markup: Any = None, reply: bool = True) -> list[Message] | None:
+    """The report as rich messages; None when none went out (not usable here, or the first was refused),
+    so the caller sends its own fallback (/fit: the captioned chart, as without rich messages)."""
+    if rich is None or not rich.usable(target.chat_id):
+        return None
     parts = split_report(report, lang)
     sent: list[Message] = []
     for number, part in enumerate(parts):
@@ -247,7 +257,7 @@ async def send_report(bot: Bot, target: Target, report: Report, fallback_html: s
         except (TelegramAPIError, ValidationError) as exc:
             rich.refused(target.chat_id, exc)
             if not sent:
-                return await send_html(bot, target, fallback_html, reply=reply, reply_markup=reply_markup)
+                return None
             rest = "\n\n".join(render_report(p, HTML) for p in parts[number:])
             return sent + await send_html(bot, target, rest, reply=False, reply_markup=reply_markup)
     return sent

@@ -25,7 +25,7 @@ from app.views.fit import fit_report, render, render_error
 from bot.charts import CAPTION_LIMIT, CHART_PHOTOS
 from bot.filters import Sync
 from bot.rendering import strip_tags, utf16_len
-from bot.rich import RichReplies, send_report
+from bot.rich import RichReplies, try_rich
 from bot.routers.quote import QuoteItButton
 from bot.streaming import Target, reply_html, target_of
 from gpu.fit.engine import FitResult
@@ -67,10 +67,10 @@ async def send_fit(message: Message, bot: Bot, service: FitService, text: str, l
     breakdown = render(result, lang, HTML, currency=service.currency)
     markup = quote_buttons(result, lang)
     target = target_of(message)
-    if rich is not None and rich.usable(target.chat_id):
-        # the breakdown as tables (with the quote buttons), then the chart under its own short caption
-        await send_report(bot, target, fit_report(result, lang, currency=service.currency), breakdown, lang=lang,
-                          rich=rich, reply_markup=markup)
+    # the breakdown as tables (with the quote buttons), then the chart under its own short caption;
+    # refused, the reply is the one of before (the chart captioned with the breakdown)
+    if await try_rich(bot, target, fit_report(result, lang, currency=service.currency), lang=lang, rich=rich,
+                      reply_markup=markup) is not None:
         await _send_chart(bot, target, result, lang)
         return
     if utf16_len(strip_tags(breakdown)) <= CAPTION_LIMIT:

@@ -171,3 +171,17 @@ async def test_fit_in_rich_mode_is_a_table_then_the_chart(stub: TelegramStub, ap
     buttons = [b["callback_data"] for row in table.params["reply_markup"]["inline_keyboard"] for b in row]
     assert "quote:h100-sxm:2" in buttons
     assert "Llama" in str(photo.params["caption"]) and "reply_markup" not in photo.params
+
+
+async def test_fit_without_the_method_is_the_captioned_chart_of_before(stub: TelegramStub, api_bot: Bot,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())  # the stub's default: no sendRichMessage
+    message = Message.model_validate({
+        "message_id": 10, "date": 0, "text": "/fit llama-3.1-8b q4_k_m 1xL40S",
+        "chat": {"id": 42, "type": "private"},
+        "from": {"id": 42, "is_bot": False, "first_name": "U", "language_code": "en"}}, context={"bot": api_bot})
+    await fit_router.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en",
+                              rich=RichReplies(enabled=True))
+    [photo] = stub.calls_to("sendPhoto", 42)
+    assert len(stub.rich_calls(42)) == 1 and not stub.calls_to("sendMessage", 42)
+    assert "Fits" in str(photo.params["caption"]) and photo.params.get("reply_markup")
