@@ -9,7 +9,7 @@ from aiogram.types import InputRichMessage, Message
 
 from app.views.table import Report, Table, Text, render_report
 from bot.charts import ChartPhotos
-from bot.rich import MAX_COLUMNS, RichReplies, send_report, split_report, to_blocks
+from bot.rich import MAX_COLUMNS, RichReplies, blocks_json, send_report, split_report, to_blocks
 from bot.routers import fit as fit_router
 from bot.streaming import Target
 from infra.markup import HTML
@@ -43,6 +43,12 @@ def test_blocks_have_header_cells_alignment_and_a_caption() -> None:
     assert {cell["align"] for cell in cells[1]} == {"left", "right"} and cells[1][0]["valign"] == "middle"
     assert blocks[2]["caption"] == {"type": "bold", "text": "caption"}
     assert _counted(report).blocks == 4 + 4  # 4 blocks, and the table's 4 rows count as blocks
+
+
+def test_the_hot_path_json_is_exactly_aiogram_s_models() -> None:
+    for report in (Report("Title", (Text("verdict", bold=True), _table(3), Text("plain"), Text("n", note=True))),
+                   Report("", (Table(headers=("a", ""), rows=(("", "x"),)),))):
+        assert blocks_json(report) == _json(report)
 
 
 def test_a_long_table_is_split_under_500_blocks_with_its_header_repeated() -> None:
