@@ -40,6 +40,7 @@ from bot.polling import run_journaled_polling
 from bot.preferences import PreferenceStore
 from bot.response_models import PinResponseModels
 from bot.retry import TransientErrorRetry
+from bot.rich import RichReplies
 from bot.routers import build_root_router
 from bot.session import JsonBodySession
 from bot.streaming import ChatPacer
@@ -156,6 +157,7 @@ def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
                             pacer=ChatPacer(), generations=Generations(), notices=Notices(),
                             preferences=runtime.preferences, feedback=runtime.feedback,
                             health=runtime.health, answer_jobs=runtime.answer_jobs,
+                            rich=RichReplies(settings.telegram.rich_messages),
                             **injected_services(runtime.services))
     middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences, runtime.rate_limits)
     dispatcher.include_router(build_root_router())

@@ -11,8 +11,9 @@ from infra.i18n import Lang, t
 
 log = logging.getLogger(__name__)
 
-PRIVATE_COMMANDS = ("start", "help", "ask", "fit", "quote", "quotes", "placements", "gpus", "terms", "stop", "settings")
-GROUP_COMMANDS = ("ask", "fit", "quote", "quotes", "placements", "gpus", "terms", "stop", "settings", "help")
+PRIVATE_COMMANDS = ("start", "help", "ask", "new", "fit", "quote", "quotes", "placements", "gpus", "terms", "stop",
+                    "settings")
+GROUP_COMMANDS = ("ask", "new", "fit", "quote", "quotes", "placements", "gpus", "terms", "stop", "settings", "help")
 
 
 def menu(commands: tuple[str, ...], lang: Lang) -> list[BotCommand]:

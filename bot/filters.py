@@ -19,12 +19,21 @@ from magic_filter import MagicFilter
 PRIVATE = ChatType.PRIVATE.value
 
 
+GENERAL_TOPIC = 1  # a forum's General topic: sending with this thread id fails ("message thread not found")
+
+
 def thread_of(message: Message) -> int | None:
-    """The forum topic to reply in; replies in non-forum groups also carry thread ids, which we ignore."""
-    return message.message_thread_id if message.is_topic_message else None
+    """The topic to reply in (a forum supergroup's, or a private chat's with a topic-mode bot, Bot API 9.3).
+
+    Only a message marked ``is_topic_message`` is in a topic: replies in non-forum groups and messages in
+    General also carry thread ids, and sending to General by id fails, so those answer without one.
+    """
+    if not message.is_topic_message or message.message_thread_id in (None, GENERAL_TOPIC):
+        return None
+    return message.message_thread_id
 
 
-def _strip_mention(text: str, username: str) -> str:
+def strip_mention(text: str, username: str) -> str:
     lowered = text.lower()
     mention = "@" + username.lower()
     index = lowered.find(mention)
@@ -46,17 +55,17 @@ def addressed_question(message: Message, bot_id: int, username: str) -> str | No
         return text.strip()
     replied = message.reply_to_message
     if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
-        return _strip_mention(text, username)
+        return strip_mention(text, username)
     for entity in message.entities or message.caption_entities or []:
         if entity.type == MessageEntityType.TEXT_MENTION and entity.user and entity.user.id == bot_id:
             return text.strip()
         if entity.type == MessageEntityType.MENTION:
             mentioned = entity.extract_from(text)
             if mentioned.lower() == "@" + username.lower():
-                return _strip_mention(text, username)
+                return strip_mention(text, username)
     # Entities can be missing on forwarded or edited text; a literal @ourbot still counts.
     if "@" + username.lower() in text.lower():
-        return _strip_mention(text, username)
+        return strip_mention(text, username)
     return None
 
 

@@ -76,6 +76,9 @@ class TelegramSettings(BaseSettings):
     placement_reminder_interval_s: float = Field(30.0, gt=0, le=3600)
     # Telegram user ids allowed /admin and /report (a JSON list); everyone else is told the command is unknown.
     admin_ids: list[int] = Field(default_factory=list)
+    # /fit, /quote, /gpus and /placements as rich tables (Bot API 10.1 sendRichMessage); false, or a server
+    # that refuses the method, gives the HTML replies.
+    rich_messages: bool = True
 
     @field_validator("api_base")
     @classmethod

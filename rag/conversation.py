@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 
 def conversation_key(chat_id: int | str, thread_id: int | str | None = None) -> str:
-    """One conversation per chat, or per forum topic / reply thread inside a group."""
+    """One conversation per chat, or per topic: a forum supergroup's, or a private chat's (Bot API 9.3
+    topics: each topic of a DM with a topic-mode bot is its own conversation)."""
     return f"{chat_id}:{thread_id}" if thread_id not in (None, 0, "") else str(chat_id)
 
 

@@ -19,7 +19,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -277,7 +277,251 @@ class _DraftsAndEphemeral:
         return True
 
 
-class TelegramStub(_DraftsAndEphemeral):
+# ---- Bot API 10.x: rich messages, guest mode, private-chat topics -----------------------------------------
+RICH_ALIGN = {"left", "center", "right"}
+RICH_VALIGN = {"top", "middle", "bottom"}
+RICH_MAX_BLOCKS = 500  # per message, counting nested blocks, list items and table rows
+RICH_MAX_COLUMNS = 20
+RICH_MAX_CHARS = 32_768
+
+
+def rich_plain(value: Any) -> str:
+    """The visible text of rich text (a string, a list, or a RichText object with ``text``)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(rich_plain(item) for item in value)
+    if isinstance(value, dict):
+        return rich_plain(value.get("text"))
+    raise BotAPIError(400, f"Bad Request: can't parse rich text: {type(value).__name__}")
+
+
+def rich_tables(blocks: list[dict[str, Any]]) -> list[list[list[dict[str, Any]]]]:
+    """The cells of every table block, in order (nested blocks included)."""
+    tables = []
+    for block in blocks:
+        if block.get("type") == "table":
+            tables.append(block["cells"])
+        for nested in _nested_blocks(block):
+            tables.extend(rich_tables(nested))
+    return tables
+
+
+def _nested_blocks(block: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    nested = []
+    if isinstance(block.get("blocks"), list):
+        nested.append(block["blocks"])
+    for item in block.get("items") or []:
+        nested.append(item.get("blocks") or [])
+    return nested
+
+
+class _RichBlockCount:
+    def __init__(self) -> None:
+        self.blocks = 0
+        self.chars = 0
+
+    def text(self, value: Any) -> None:
+        self.chars += len(rich_plain(value).encode("utf-16-le")) // 2
+
+    def walk(self, blocks: Any, depth: int = 1) -> None:
+        if not isinstance(blocks, list):
+            raise BotAPIError(400, "Bad Request: rich message blocks must be an array")
+        if depth > 16:
+            raise BotAPIError(400, "Bad Request: RICH_MESSAGE_TOO_DEEP")
+        for block in blocks:
+            if not isinstance(block, dict) or not block.get("type"):
+                raise BotAPIError(400, "Bad Request: rich block type is required")
+            self.blocks += 1
+            for key in ("text", "caption", "summary", "credit", "expression"):
+                if key in block:
+                    self.text(block[key])
+            if block["type"] == "table":
+                self.table(block)
+            for nested in _nested_blocks(block):
+                self.blocks += 1 if nested is not block.get("blocks") else 0  # a list item counts
+                self.walk(nested, depth + 1)
+
+    def table(self, block: dict[str, Any]) -> None:
+        cells = block.get("cells")
+        if not isinstance(cells, list) or not cells:
+            raise BotAPIError(400, "Bad Request: table cells must be a non-empty array of arrays")
+        for row in cells:
+            if not isinstance(row, list):
+                raise BotAPIError(400, "Bad Request: table row must be an array")
+            if len(row) > RICH_MAX_COLUMNS:
+                raise BotAPIError(400, "Bad Request: RICH_TABLE_TOO_MANY_COLUMNS")
+            self.blocks += 1  # every row counts against the 500
+            for cell in row:
+                if cell.get("align") not in RICH_ALIGN or cell.get("valign") not in RICH_VALIGN:
+                    raise BotAPIError(400, "Bad Request: table cell align and valign are required")
+                self.text(cell.get("text"))
+
+
+class BotApi10Methods:
+    """sendRichMessage, answerGuestQuery, createForumTopic (private chats) and the updates that go with them.
+
+    Defaults are class attributes so that the stub's constructor is unchanged; tests switch them per stub.
+    """
+
+    # Like a server before Bot API 10.1 by default: sendRichMessage is "404 Not Found" (every older e2e test
+    # then checks the HTML fallback); a test that wants rich messages sets ``rich_messages = True``.
+    rich_messages: bool = False
+    refuse_rich: int = 0  # the next N sendRichMessage calls get a 400 (the per-chat fallback)
+    if TYPE_CHECKING:  # provided by TelegramStub
+        calls: list[Call]
+        bot_user: dict[str, Any]
+        _message_ids: dict[int, itertools.count[int]]
+
+        def push_update(self, update: dict[str, Any], update_id: int | None = None) -> int: ...
+
+        def _check_markup(self, markup: Any) -> None: ...
+
+        def _store(self, params: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]: ...
+
+    @property
+    def guest_queries(self) -> dict[str, dict[str, Any]]:
+        """Guest query id -> the triggering message; ``answered`` is set once it was answered."""
+        if "_guest_queries" not in self.__dict__:
+            self.__dict__["_guest_queries"] = {}
+        return self.__dict__["_guest_queries"]  # type: ignore[no-any-return]
+
+    @property
+    def guest_posts(self) -> list[dict[str, Any]]:
+        """What answerGuestQuery posted into the guest chats (the inline message as Telegram shows it)."""
+        if "_guest_posts" not in self.__dict__:
+            self.__dict__["_guest_posts"] = []
+        return self.__dict__["_guest_posts"]  # type: ignore[no-any-return]
+
+    @property
+    def topics(self) -> dict[int, dict[int, str]]:
+        """Topics created with createForumTopic: chat id -> {message_thread_id: name}."""
+        if "_topics" not in self.__dict__:
+            self.__dict__["_topics"] = defaultdict(dict)
+        return self.__dict__["_topics"]  # type: ignore[no-any-return]
+
+    # ---- test API ----------------------------------------------------------------------------------------
+    def guest_message_update(self, text: str, *, chat_id: int = -900, user_id: int = 900,
+                             chat_type: str = "supergroup", language_code: str = "ru") -> str:
+        """Someone @mentions the bot in a chat it is not in (Bot API 10.0); returns the guest_query_id."""
+        query_id = f"gq-{time.monotonic_ns()}"
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        if chat_type != "private":
+            chat["title"] = "Somebody else's chat"
+        msg: dict[str, Any] = {
+            "message_id": next(self._message_ids[chat_id]), "date": int(time.time()), "chat": chat,
+            "from": {"id": user_id, "is_bot": False, "first_name": "Guest", "language_code": language_code},
+            "text": text, "guest_query_id": query_id,
+        }
+        mention = "@" + self.bot_user["username"]
+        if mention in text:
+            offset = len(text[: text.index(mention)].encode("utf-16-le")) // 2
+            msg["entities"] = [{"type": "mention", "offset": offset, "length": len(mention)}]
+        self.guest_queries[query_id] = {"message": msg, "answered": False}
+        self.push_update({"guest_message": msg})
+        return query_id
+
+    def rich_calls(self, chat_id: int | None = None) -> list[Call]:
+        return [c for c in self.calls if c.method == "sendRichMessage"
+                and (chat_id is None or c.params.get("chat_id") == chat_id)]
+
+    @staticmethod
+    def rich_text(call: Call) -> str:
+        """Everything a rich message shows, headings, paragraphs and table cells, one line per block/row."""
+        lines: list[str] = []
+
+        def walk(blocks: list[dict[str, Any]]) -> None:
+            for block in blocks:
+                if block.get("type") == "table":
+                    if block.get("caption"):
+                        lines.append(rich_plain(block["caption"]))
+                    lines.extend(" | ".join(rich_plain(cell.get("text")) for cell in row) for row in block["cells"])
+                elif "text" in block:
+                    lines.append(rich_plain(block["text"]))
+                for nested in _nested_blocks(block):
+                    walk(nested)
+
+        walk(call.params["rich_message"].get("blocks") or [])
+        return "\n".join(lines)
+
+    # ---- methods -----------------------------------------------------------------------------------------
+    async def _m_sendRichMessage(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not self.rich_messages:
+            raise BotAPIError(404, "Not Found")
+        if self.refuse_rich > 0:
+            self.refuse_rich -= 1
+            raise BotAPIError(400, "Bad Request: RICH_MESSAGE_INVALID")
+        rich = params.get("rich_message")
+        if not isinstance(rich, dict):
+            raise BotAPIError(400, "Bad Request: rich_message is required")
+        given = [key for key in ("html", "markdown", "blocks") if rich.get(key) is not None]
+        if len(given) != 1:
+            raise BotAPIError(400, "Bad Request: exactly one of html, markdown and blocks must be given")
+        count = _RichBlockCount()
+        if "blocks" in given:
+            count.walk(rich["blocks"])
+        else:
+            count.text(rich[given[0]])
+            count.blocks = 1
+        if count.blocks > RICH_MAX_BLOCKS:
+            raise BotAPIError(400, "Bad Request: RICH_MESSAGE_TOO_MANY_BLOCKS")
+        if count.chars > RICH_MAX_CHARS:
+            raise BotAPIError(400, "Bad Request: RICH_MESSAGE_TOO_LONG")
+        self._check_markup(params.get("reply_markup"))
+        # received back as a RichMessage: the same block shapes (html/markdown arrive parsed; kept as one paragraph)
+        blocks = rich.get("blocks") or [{"type": "paragraph", "text": str(rich[given[0]])}]
+        extra: dict[str, Any] = {"rich_message": {"blocks": blocks}}
+        if params.get("message_thread_id"):
+            extra["is_topic_message"] = True
+        return self._store(params, extra)
+
+    async def _m_answerGuestQuery(self, params: dict[str, Any]) -> dict[str, Any]:
+        query = self.guest_queries.get(str(params.get("guest_query_id")))
+        if query is None:
+            raise BotAPIError(400, "Bad Request: QUERY_ID_INVALID")
+        if query["answered"]:  # one answer per query
+            raise BotAPIError(400, "Bad Request: QUERY_ALREADY_ANSWERED")
+        result = params.get("result")
+        if not isinstance(result, dict) or not result.get("type") or not result.get("id"):
+            raise BotAPIError(400, "Bad Request: RESULT_INVALID")
+        if not 1 <= len(str(result["id"]).encode()) <= 64:
+            raise BotAPIError(400, "Bad Request: RESULT_ID_INVALID")
+        content = result.get("input_message_content") or {}
+        if result["type"] == "article":
+            if not result.get("title") or not content:
+                raise BotAPIError(400, "Bad Request: article needs a title and input_message_content")
+            if "message_text" in content:
+                length = visible_length(str(content["message_text"]), content.get("parse_mode"))
+                if not 1 <= length <= 4096:
+                    raise BotAPIError(400, "Bad Request: MESSAGE_TOO_LONG" if length else
+                                           "Bad Request: message text is empty")
+        self._check_markup(result.get("reply_markup"))
+        query["answered"] = True
+        trigger = query["message"]
+        inline_message_id = f"gim-{len(self.guest_posts) + 1}"
+        self.guest_posts.append({
+            "inline_message_id": inline_message_id, "chat": trigger["chat"], "from": self.bot_user,
+            "guest_bot_caller_user": trigger["from"], "result": result,
+            "text": content.get("message_text"), "parse_mode": content.get("parse_mode"),
+        })
+        return {"inline_message_id": inline_message_id}
+
+    async def _m_createForumTopic(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat_id = int(params["chat_id"])
+        name = str(params.get("name") or "")
+        if not 1 <= len(name) <= 128:
+            raise BotAPIError(400, "Bad Request: TOPIC_NAME_INVALID")
+        if chat_id > 0 and not self.bot_user.get("has_topics_enabled"):
+            raise BotAPIError(400, "Bad Request: the chat is not a forum")
+        thread_id = next(self._message_ids[chat_id])  # a topic's id is the id of its service message
+        self.topics[chat_id][thread_id] = name
+        return {"message_thread_id": thread_id, "name": name, "icon_color": 7322096}
+
+
+
+class TelegramStub(_DraftsAndEphemeral, BotApi10Methods):
     def __init__(self, *, bot_username: str = BOT_USERNAME, bot_id: int = BOT_ID) -> None:
         self.bot_user = {"id": bot_id, "is_bot": True, "first_name": "AnchorGPU", "username": bot_username,
                          "can_join_groups": True, "can_read_all_group_messages": False,

@@ -70,7 +70,7 @@ class Replies:
         stub.listeners.append(self.on_call)
 
     def on_call(self, call: Any) -> None:
-        if call.method in ("sendMessage", "sendPhoto", "sendMessageDraft"):
+        if call.method in ("sendMessage", "sendPhoto", "sendMessageDraft", "sendRichMessage"):
             key: Any = call.params.get("chat_id")
         elif call.method == "answerInlineQuery":
             key = call.params.get("inline_query_id")
@@ -257,6 +257,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 ("ours", [sys.executable, "-m", "anchorgpu", "run"]))
         for name, argv in runs:
             stub = stub_module.TelegramStub()
+            stub.rich_messages = True  # a Bot API 10.3 server: /fit and /quote go out as rich tables
             await stub.start()
             state = root / name
             state.mkdir()
@@ -268,6 +269,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             try:
                 result[name] = await measure(stub, args.updates, args.latency_updates, args.concurrency,
                                              chat_base=10_000, kinds=tuple(args.kinds.split(",")), pid=proc.pid)
+                result[name]["rich_messages"] = len(stub.calls_to("sendRichMessage"))
                 if name == "ours" and args.llm_chats:
                     result["llm_concurrent"] = await concurrent_questions(stub, args.llm_chats)
             finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.views.table import Report, Table, Text
 from gpu.fit.engine import GIB, FitResult, Suggestion
 from gpu.fit.quant import WEIGHT_FORMATS
 from gpu.fit.request import FitInputError
@@ -88,15 +89,70 @@ def _suggestion_line(result: FitResult, suggestion: Suggestion, lang: Lang) -> s
     return t("fit_suggest_offload", lang, quant=label, layers=suggestion.value, total_layers=suggestion.layers)
 
 
-def render(result: FitResult, lang: Lang = "en", markup: Markup = PLAIN, currency: str = "USD") -> str:
-    """The readable breakdown."""
-    text, bold = markup.text, markup.bold
-    req, per = result.request, result.per_gpu
+def _head(result: FitResult) -> str:
+    req = result.request
     head = f"{req.model.name} · {WEIGHT_FORMATS[req.quant].label} · {req.gpu_count}× {result.gpu.name}"
     if req.model.kind == "llm":
         head += f" · ctx {req.effective_context:,} · batch {req.batch}"
         if req.mode != "inference":
             head += f" · {req.mode} ({req.effective_parallel})"
+    return head
+
+
+_ROWS = (("fit_weights", "weights"), ("fit_kv", "kv_cache"), ("fit_activations", "activations"),
+         ("fit_gradients", "gradients"), ("fit_optimizer", "optimizer"), ("fit_overhead", "overhead"))
+
+
+def fit_report(result: FitResult, lang: Lang = "en", currency: str = "USD") -> Report:
+    """The breakdown as tables: what takes memory per GPU (and on all of them), then the cheapest
+    configurations; the verdict, limits, suggestions and notes as text around them."""
+    per, count = result.per_gpu, result.request.gpu_count
+    memory = []
+    for key, attr in _ROWS:
+        value = getattr(per, attr)
+        if value > 0:
+            memory.append((t(key, lang), f"{value / GIB:.2f}", f"{value * count / GIB:.2f}"))
+    memory.append((t("rich_fit_usable", lang), f"{result.usable_bytes / GIB:.2f}",
+                   f"{result.usable_bytes * count / GIB:.2f}"))
+    memory.append((t("rich_fit_headroom", lang), f"{result.headroom_bytes / GIB:+.2f}",
+                   f"{result.headroom_bytes * count / GIB:+.2f}"))
+    blocks: list[Text | Table] = [Text(t("fit_fits" if result.fits else "fit_no_fit", lang), bold=True)]
+    blocks.append(Table(
+        headers=(t("rich_fit_component", lang), t("rich_fit_per_gpu", lang), t("rich_fit_all_gpus", lang)),
+        rows=tuple(memory), align=("left", "right", "right"),
+        caption=t("rich_fit_memory_caption", lang, count=count, gpu=result.gpu.name),
+        total=(t("rich_fit_total", lang), f"{per.total / GIB:.2f}", f"{per.total * count / GIB:.2f}")))
+    minimum = str(result.min_gpus) if result.min_gpus else t("fit_min_none", lang)
+    facts = [t("fit_min_gpus", lang, gpu=result.gpu.id, count=minimum)]
+    if result.max_context:
+        facts.append(t("fit_max_context", lang, tokens=f"{result.max_context:,}"))
+    if result.max_batch:
+        facts.append(t("fit_max_batch", lang, count=result.max_batch))
+    if result.decode_tokens_per_s:
+        facts.append(t("fit_decode", lang, tps=f"{result.decode_tokens_per_s:,.0f}"))
+    blocks.extend(Text(fact) for fact in facts)
+    if result.suggestions:
+        blocks.append(Text(t("fit_suggestions", lang, gpu=result.gpu.name), bold=True))
+        blocks.extend(Text(_suggestion_line(result, s, lang)) for s in result.suggestions)
+    if result.cheapest:
+        blocks.append(Table(
+            headers=(t("rich_fit_gpu", lang), t("rich_fit_count", lang), t("rich_fit_per_gpu", lang),
+                     t("rich_fit_price", lang)),
+            rows=tuple((option.gpu_name, str(option.count), f"{option.per_gpu_gib:.2f}",
+                        t("fit_per_hour", lang, price=option.hourly_price, currency=currency)
+                        if option.hourly_price is not None else "—")
+                       for option in result.cheapest),
+            align=("left", "right", "right", "right"),
+            caption=t("fit_cheapest" if result.rentable else "fit_cheapest_rentable", lang)))
+    blocks.extend(Text(note.render(lang), note=True) for note in result.notes)
+    return Report(title=_head(result), blocks=tuple(blocks))
+
+
+def render(result: FitResult, lang: Lang = "en", markup: Markup = PLAIN, currency: str = "USD") -> str:
+    """The readable breakdown."""
+    text, bold = markup.text, markup.bold
+    per = result.per_gpu
+    head = _head(result)
     lines = [bold(head), bold(t("fit_fits" if result.fits else "fit_no_fit", lang))]
     rows = (("fit_weights", per.weights), ("fit_kv", per.kv_cache), ("fit_activations", per.activations),
             ("fit_gradients", per.gradients), ("fit_optimizer", per.optimizer),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.views.table import Report, Table, Text
 from gpu.data import GpuData
 from gpu.prices import Term
 from gpu.quote.request import Pricing
@@ -26,6 +27,23 @@ def render_gpus(data: GpuData, lang: Lang, markup: Markup = PLAIN) -> str:
         lines.append(line)
     lines += ["", markup.text(t("gpus_footer", lang))]
     return "\n".join(lines)
+
+
+def gpus_report(data: GpuData, lang: Lang) -> Report:
+    """The rental list as one table: memory, bandwidth, interconnect, on-demand and spot price per hour."""
+    prices = data.prices.current()
+    rows = []
+    for spec in (data.gpus.get(gpu_id) for gpu_id in data.prices.rentable_ids()):
+        price = prices.price_for(spec.id)
+        rows.append((spec.name, spec.id, f"{spec.memory_gb:g}", f"{spec.bandwidth_gb_s:g}", spec.interconnect,
+                     str(price.on_demand) if price is not None else "—",
+                     str(price.spot) if price is not None and price.spot is not None else "—"))
+    table = Table(headers=(t("rich_gpus_name", lang), t("rich_gpus_id", lang), t("rich_gpus_memory", lang),
+                           t("rich_gpus_bandwidth", lang), t("rich_gpus_interconnect", lang),
+                           t("rich_gpus_on_demand", lang, currency=prices.currency),
+                           t("rich_gpus_spot", lang, currency=prices.currency)),
+                  rows=tuple(rows), align=("left", "left", "right", "right", "left", "right", "right"))
+    return Report(title=t("gpus_title", lang), blocks=(table, Text(t("gpus_footer", lang), note=True)))
 
 
 def gpus_document(data: GpuData) -> dict[str, Any]:

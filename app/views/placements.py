@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from app.views.quote import money, pricing_label, render_input_error
+from app.views.table import Report, Table, Text
 from gpu.placements.engine import Placement, PlacementStateError
 from gpu.placements.service import PlacementConflictError, PlacementResult
 from gpu.placements.store import PlacementNotFoundError
@@ -91,6 +92,29 @@ def render_placements(placements: Sequence[Placement], now: dt.datetime, lang: L
                      f"{e(placement.gpu_name)} × {placement.gpu_count} · "
                      f"{e(pricing_label(placement.pricing, lang))} · {e(cost)}")
     return "\n".join(lines)
+
+
+def placements_report(placements: Sequence[Placement], now: dt.datetime, lang: Lang,
+                      note: str | None = None) -> Report | None:
+    """The list as a table (None when there is nothing to list: that is one sentence, not a table)."""
+    if not placements:
+        return None
+    rows = []
+    for placement in placements:
+        cur = placement.currency
+        if placement.paid_until is not None:
+            cost = t("placement_paid_until", lang, paid_until=_stamp(placement.paid_until),
+                     total=money(placement.prepaid, cur, lang))
+        else:
+            cost = money(placement.total(now), cur, lang)
+        rows.append((placement.id, status_label(placement, now, lang),
+                     f"{placement.gpu_name} × {placement.gpu_count}", pricing_label(placement.pricing, lang), cost))
+    table = Table(headers=(t("rich_placements_id", lang), t("rich_placements_status", lang),
+                           t("rich_placements_gpus", lang), t("rich_placements_pricing", lang),
+                           t("rich_placements_cost", lang)),
+                  rows=tuple(rows), align=("left", "left", "left", "left", "right"))
+    blocks: tuple[Text | Table, ...] = (table,) if note is None else (table, Text(note, note=True))
+    return Report(title=t("placements_title", lang), blocks=blocks)
 
 
 def render_placement_error(exc: Exception, lang: Lang, markup: Markup = PLAIN) -> str:

@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Sequence
 from decimal import Decimal
 
+from app.views.table import Report, Table, Text
 from gpu.quote.duration import Unit, format_amount
 from gpu.quote.engine import Quote, QuoteLine
 from gpu.quote.request import QuoteInputError
@@ -76,6 +77,64 @@ def render_quote(quote: Quote, lang: Lang, markup: Markup = PLAIN, *, quote_id: 
                      version=quote.price_list_version)))
     parts.extend("ℹ " + e(t(f"quote_rule_{rule}", lang)) for rule in quote.rules)
     return "\n".join(parts)
+
+
+def _line_cells(line: QuoteLine, quote: Quote, lang: Lang) -> tuple[str, str, str, str]:
+    cur = quote.currency
+    if line.kind == "term" and line.term is not None:
+        label = t("rich_quote_term", lang, periods=format_amount(Decimal(line.periods), _TERM_UNITS[line.term], lang),
+                  discount=number(line.discount_percent.normalize(), lang))
+        quantity = f"{quote.gpu_count} × {line.periods}"
+    else:
+        label = pricing_label(line.kind, lang)
+        quantity = number(line.quantity, lang)
+    return label, quantity, money(line.unit_price, cur, lang), money(line.amount, cur, lang)
+
+
+def quote_report(quote: Quote, lang: Lang, *, quote_id: str | None = None, replayed: bool = False) -> Report:
+    """The quote as tables: its lines with the total, then the ways to pay compared; the same words as
+    :func:`render_quote` around them."""
+    title = t("quote_title", lang, quote_id=quote_id) if quote_id else t("quote_preview_title", lang)
+    blocks: list[Text | Table] = []
+    if replayed:
+        blocks.append(Text(t("quote_replayed", lang, issued=_stamp(quote.issued_at))))
+    blocks.append(Text(summary(quote, lang), bold=True))
+    blocks.append(Table(
+        headers=(t("rich_quote_item", lang), t("rich_quote_hours", lang), t("rich_quote_unit_price", lang),
+                 t("rich_quote_amount", lang)),
+        rows=tuple(_line_cells(line, quote, lang) for line in quote.lines),
+        align=("left", "right", "right", "right"),
+        total=(t("rich_quote_total", lang), "", "", money(quote.total, quote.currency, lang))))
+    if quote.options:
+        highest = max(option.total for option in quote.options)
+        rows = []
+        for option in quote.options:
+            mark = ""
+            if option.cheapest:
+                saving = highest - option.total
+                mark = (t("quote_option_saving", lang, saving=money(saving, quote.currency, lang)) if saving
+                        else t("quote_option_cheapest", lang)).strip(" ←")
+            rows.append((pricing_label(option.pricing, lang), number(Decimal(option.billable_hours), lang),
+                         money(option.total, quote.currency, lang), mark))
+        blocks.append(Table(headers=(t("rich_quote_pricing", lang), t("rich_quote_hours", lang),
+                                     t("rich_quote_amount", lang), ""),
+                            rows=tuple(rows), align=("left", "right", "right", "left"),
+                            caption=t("quote_options_title", lang)))
+        blocks.append(Text(t("quote_options_hint", lang), note=True))
+    requested = quote.requested_hours.normalize()
+    blocks.append(Text(t("quote_hours", lang, billable=number(Decimal(quote.billable_hours), lang),
+                         requested=number(requested if requested == requested.to_integral_value()
+                                          else requested.quantize(Decimal("0.01")), lang))))
+    blocks.append(Text(t("quote_rate", lang, rate=money(quote.effective_hourly_rate, quote.currency, lang),
+                         cluster=money(quote.cluster_hourly_rate, quote.currency, lang))))
+    blocks.append(Text(t("quote_valid", lang, valid_until=_stamp(quote.valid_until),
+                         version=quote.price_list_version)))
+    blocks.extend(Text("ℹ " + t(f"quote_rule_{rule}", lang), note=True) for rule in quote.rules)
+    return Report(title=title, blocks=tuple(blocks))
+
+
+def issued_report(issued: IssuedQuote, lang: Lang) -> Report:
+    return quote_report(issued.quote, lang, quote_id=issued.quote_id, replayed=issued.replayed)
 
 
 def render_options(quote: Quote, lang: Lang) -> list[str]:

@@ -28,7 +28,7 @@ def install(dispatcher: Dispatcher, settings: Settings, claims: UpdateClaims,
     prefs = PreferencesMiddleware(preferences)
     limits = RateLimitMiddleware(rate_limits or build_rate_limits(settings))
     for observer in (dispatcher.message, dispatcher.callback_query, dispatcher.inline_query,
-                     dispatcher.edited_message):
+                     dispatcher.edited_message, dispatcher.guest_message):
         observer.middleware(prefs)
         observer.middleware(limits)
 

@@ -27,7 +27,16 @@ from typing import Any, Protocol
 
 from aiogram import BaseMiddleware
 from aiogram.enums import ChatType
-from aiogram.types import CallbackQuery, Chat, InlineQuery, Message, TelegramObject, User
+from aiogram.types import (
+    CallbackQuery,
+    Chat,
+    InlineQuery,
+    InlineQueryResultArticle,
+    InputTextMessageContent,
+    Message,
+    TelegramObject,
+    User,
+)
 
 from bot import metrics
 from bot.notices import Notices
@@ -241,7 +250,13 @@ class RateLimitMiddleware(BaseMiddleware):
             text = t("rate_limited", lang, seconds=max(1, math.ceil(verdict.wait_s)))
             # in a group the warning is for the flooder only: ephemeral where Telegram allows (bot.notices)
             notices: Notices = data.get("notices") or Notices()
-            if isinstance(event, Message):
+            if isinstance(event, Message) and event.guest_query_id:  # a guest may answer only its query
+                await event.bot.answer_guest_query(  # type: ignore[union-attr]
+                    guest_query_id=event.guest_query_id,
+                    result=InlineQueryResultArticle(id="rate-limited", title=text,
+                                                    input_message_content=InputTextMessageContent(
+                                                        message_text=text, parse_mode=None)))
+            elif isinstance(event, Message):
                 await notices.to_sender(event, text)
             elif isinstance(event, CallbackQuery):
                 await notices.to_presser(event, text)

@@ -17,19 +17,23 @@ from bot.routers import (
     feedback,
     fit,
     gpus,
+    guest,
     inline,
     placements,
     quote,
     settings,
     stop,
     terms,
+    topics,
 )
 
 
 def build_root_router() -> Router:
     root = Router(name="root")
     root.include_routers(basics.router, stop.router, settings.router, terms.router, gpus.router,
-                         inline.router)
+                         inline.router, topics.router)
+    # @mentions in chats the bot is not in (Bot API 10.0 guest mode): their own update type
+    root.include_router(guest.router)
     root.include_router(fit.router)
     # operators' commands; vote buttons and the «неверно» reason (a typed line while it waits for one)
     root.include_router(admin.router)

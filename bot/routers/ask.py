@@ -31,6 +31,7 @@ from bot.filters import AddressedQuestion, Sync, thread_of
 from bot.generations import Generation, Generations
 from bot.notices import Notices, PersonalNotice
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
+from bot.rich import RichReplies
 from bot.routers.feedback import feedback_keyboard
 from bot.routers.fit import send_fit
 from bot.routers.stop import stop_keyboard
@@ -56,13 +57,14 @@ async def on_ask(message: Message, command: CommandObject, bot: Bot, intents: In
                  gpu_data: GpuData, fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
                  lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
                  retriever: HybridRetriever | None = None, generations: Generations | None = None,
-                 notices: Notices | None = None, answer_jobs: AnswerJobs | None = None) -> None:
+                 notices: Notices | None = None, answer_jobs: AnswerJobs | None = None,
+                 rich: RichReplies | None = None) -> None:
     question = (command.args or "").strip()
     replied = message.reply_to_message
     if not question and replied is not None and (replied.text or replied.caption):
         question = (replied.text or replied.caption or "").strip()  # "/ask" in reply to a question
     await on_question(message, question, bot, intents, gpu_data, fit, answerer, pacer, lang, lang_explicit,
-                      answer_length, feedback, retriever, generations, notices, answer_jobs)
+                      answer_length, feedback, retriever, generations, notices, answer_jobs, rich)
 
 
 @router.message(Sync(F.text), AddressedQuestion())
@@ -70,7 +72,8 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
                       fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
                       lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
                       retriever: HybridRetriever | None = None, generations: Generations | None = None,
-                      notices: Notices | None = None, answer_jobs: AnswerJobs | None = None) -> None:
+                      notices: Notices | None = None, answer_jobs: AnswerJobs | None = None,
+                      rich: RichReplies | None = None) -> None:
     if not question:
         await reply_html(message, escape(t("ask_usage", lang)))
         return
@@ -90,7 +93,7 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
     elif intent.kind == "gpu_spec":
         await reply_html(message, render_spec_answer(intent, gpu_data, reply_lang, HTML))
     elif intent.kind == "fit":
-        await send_fit(message, bot, fit, question, reply_lang)
+        await send_fit(message, bot, fit, question, reply_lang, rich=rich)
     else:
         await answer_question(message, question, bot=bot, answerer=answerer, pacer=pacer, lang=lang,
                               lang_explicit=lang_explicit, answer_length=answer_length, feedback=feedback,

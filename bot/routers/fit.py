@@ -21,12 +21,13 @@ from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, Message
 
-from app.views.fit import render, render_error
+from app.views.fit import fit_report, render, render_error
 from bot.charts import CAPTION_LIMIT, CHART_PHOTOS
 from bot.filters import Sync
 from bot.rendering import strip_tags, utf16_len
+from bot.rich import RichReplies, try_rich
 from bot.routers.quote import QuoteItButton
-from bot.streaming import reply_html, target_of
+from bot.streaming import Target, reply_html, target_of
 from gpu.fit.engine import FitResult
 from gpu.fit.models import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
 from gpu.fit.request import FitInputError
@@ -56,7 +57,7 @@ def quote_buttons(result: FitResult, lang: Lang) -> InlineKeyboardMarkup | None:
 
 
 async def send_fit(message: Message, bot: Bot, service: FitService, text: str, lang: Lang,
-                   model: ModelSpec | None = None) -> None:
+                   model: ModelSpec | None = None, rich: RichReplies | None = None) -> None:
     try:
         result = service.fit(text, model=model)
     except FitInputError as exc:
@@ -66,6 +67,12 @@ async def send_fit(message: Message, bot: Bot, service: FitService, text: str, l
     breakdown = render(result, lang, HTML, currency=service.currency)
     markup = quote_buttons(result, lang)
     target = target_of(message)
+    # the breakdown as tables (with the quote buttons), then the chart under its own short caption;
+    # refused, the reply is the one of before (the chart captioned with the breakdown)
+    if await try_rich(bot, target, fit_report(result, lang, currency=service.currency), lang=lang, rich=rich,
+                      reply_markup=markup) is not None:
+        await _send_chart(bot, target, result, lang)
+        return
     if utf16_len(strip_tags(breakdown)) <= CAPTION_LIMIT:
         # One message: the chart with its breakdown as the caption (groups allow ~20 messages a minute).
         try:
@@ -76,6 +83,11 @@ async def send_fit(message: Message, bot: Bot, service: FitService, text: str, l
         await reply_html(message, breakdown, reply_markup=markup)
         return
     await reply_html(message, breakdown, reply_markup=markup)
+    await _send_chart(bot, target, result, lang)
+
+
+async def _send_chart(bot: Bot, target: Target, result: FitResult, lang: Lang) -> None:
+    """The chart after the breakdown went out as text or a table."""
     try:
         caption = escape(t("fit_chart_caption", lang, model=result.request.model.name))
         await CHART_PHOTOS.send(bot, target, result, caption, reply=False)
@@ -84,15 +96,16 @@ async def send_fit(message: Message, bot: Bot, service: FitService, text: str, l
 
 
 @router.message(Command("fit"))
-async def on_fit(message: Message, command: CommandObject, bot: Bot, lang: Lang, fit: FitService) -> None:
+async def on_fit(message: Message, command: CommandObject, bot: Bot, lang: Lang, fit: FitService,
+                 rich: RichReplies | None = None) -> None:
     if _is_model_file(message):  # "/fit …" as the caption of an uploaded config.json / .gguf
-        await on_model_file(message, bot, lang, fit)
+        await on_model_file(message, bot, lang, fit, rich)
         return
     text = (command.args or "").strip()
     if not text:
         await reply_html(message, escape(t("fit_usage", lang)))
         return
-    await send_fit(message, bot, fit, text, lang)
+    await send_fit(message, bot, fit, text, lang, rich=rich)
 
 
 def _is_model_file(message: Message) -> bool:
@@ -106,7 +119,8 @@ def _is_model_file(message: Message) -> bool:
 
 
 @router.message(Sync(F.document), Sync(_is_model_file))
-async def on_model_file(message: Message, bot: Bot, lang: Lang, fit: FitService) -> None:
+async def on_model_file(message: Message, bot: Bot, lang: Lang, fit: FitService,
+                        rich: RichReplies | None = None) -> None:
     document = message.document
     assert document is not None and document.file_name is not None
     if document.file_size and document.file_size > MAX_UPLOAD_BYTES:
@@ -129,7 +143,7 @@ async def on_model_file(message: Message, bot: Bot, lang: Lang, fit: FitService)
         log.exception("could not download %s", document.file_name)
         await reply_html(message, escape(t("fit_error", lang, error=document.file_name)))
         return
-    await send_fit(message, bot, fit, caption, lang, model=model)
+    await send_fit(message, bot, fit, caption, lang, model=model, rich=rich)
 
 
 def _gguf_from_bytes(raw: bytes, name: str) -> ModelSpec:

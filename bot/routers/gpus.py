@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 
-from aiogram import Router
+from aiogram import Bot, Router
 from aiogram.filters import Command
 from aiogram.types import Message
 
-from app.views.gpus import render_gpus
-from bot.streaming import reply_html
+from app.views.gpus import gpus_report, render_gpus
+from bot.rich import RichReplies, send_report
+from bot.streaming import reply_html, target_of
 from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
@@ -19,10 +20,13 @@ router = Router(name=__name__)
 
 
 @router.message(Command("gpus"))
-async def on_gpus(message: Message, gpu_data: GpuData, lang: Lang) -> None:
+async def on_gpus(message: Message, bot: Bot, gpu_data: GpuData, lang: Lang,
+                  rich: RichReplies | None = None) -> None:
     try:
         text = render_gpus(gpu_data, lang, HTML)
+        report = gpus_report(gpu_data, lang)
     except Exception:  # a broken data file must not leave the user without an answer
         log.exception("could not render the GPU catalog")
-        text = escape(t("feature_unavailable", lang))
-    await reply_html(message, text)
+        await reply_html(message, escape(t("feature_unavailable", lang)))
+        return
+    await send_report(bot, target_of(message), report, text, lang=lang, rich=rich)

@@ -23,10 +23,11 @@ from aiogram.filters import Command
 from aiogram.types import CallbackQuery, Chat, InlineKeyboardMarkup, Message
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.views.placements import render_placement_error, render_placements, render_result
+from app.views.placements import placements_report, render_placement_error, render_placements, render_result
 from app.views.quote import money, pricing_label
 from bot.faultpoints import crash_point
 from bot.notices import Notices
+from bot.rich import RichReplies, send_report
 from bot.routers.placement_buttons import (
     PlacementAction,
     RentButton,
@@ -37,6 +38,7 @@ from bot.routers.placement_buttons import (
     stop_confirm_keyboard,
 )
 from bot.routers.quote import FlowTurnMiddleware
+from bot.streaming import target_of
 from gpu.placements.engine import COMMITTED, PlacementStateError
 from gpu.placements.service import PlacementConflictError, PlacementResult, PlacementService
 from gpu.placements.store import PlacementNotFoundError
@@ -182,7 +184,8 @@ async def on_rent_confirm(callback: CallbackQuery, callback_data: RentConfirm, b
 
 # ---- /placements and its buttons -----------------------------------------------------------------------
 @router.message(Command("placements"))
-async def on_placements(message: Message, placements: PlacementService, lang: Lang) -> None:
+async def on_placements(message: Message, bot: Bot, placements: PlacementService, lang: Lang,
+                        rich: RichReplies | None = None) -> None:
     user_id = message.from_user.id if message.from_user else message.chat.id
     who = who_in(message.chat, user_id)
     try:
@@ -193,9 +196,16 @@ async def on_placements(message: Message, placements: PlacementService, lang: La
         return
     now = placements.clock()
     text = render_placements(owned, now, lang, HTML)
-    if who.group and owned:
-        text += "\n" + escape(t("tgp_placements_chat", lang))
-    await message.answer(text, reply_markup=placements_keyboard(owned, now, lang))
+    note = t("tgp_placements_chat", lang) if who.group and owned else None
+    if note is not None:
+        text += "\n" + escape(note)
+    report = placements_report(owned, now, lang, note)
+    markup = placements_keyboard(owned, now, lang)
+    if report is None:  # nothing to list: one sentence
+        await message.answer(text, reply_markup=markup)
+        return
+    await send_report(bot, target_of(message), report, text, lang=lang, rich=rich, reply_markup=markup,
+                      reply=False)
 
 
 @router.callback_query(PlacementAction.filter())

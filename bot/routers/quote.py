@@ -33,6 +33,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.views.quote import (
+    issued_report,
     number,
     pricing_label,
     render_conflict,
@@ -44,7 +45,9 @@ from app.views.quote import (
 from bot.faultpoints import crash_point
 from bot.filters import Sync
 from bot.fsm_storage import FSM_UNAVAILABLE
+from bot.rich import RichReplies, send_report
 from bot.routers.placement_buttons import rent_keyboard
+from bot.streaming import target_of
 from gpu.quote.duration import Duration, Unit
 from gpu.quote.request import Pricing, QuoteInputError, QuoteRequest, parse_duration_or_error, split_key
 from gpu.quote.service import QuoteService
@@ -165,7 +168,7 @@ def _keyboard(buttons: list[InlineKeyboardButton], per_row: int, lang: Lang) -> 
 @router.message(Command("quote"))
 @router.edited_message(Command("quote"))
 async def on_quote(message: Message, command: CommandObject, state: FSMContext, quotes: QuoteService,
-                   settings: Settings, lang: Lang) -> None:
+                   settings: Settings, lang: Lang, bot: Bot, rich: RichReplies | None = None) -> None:
     text = (command.args or "").strip()
     if not text:
         if message.edit_date is None:  # an edited bare /quote is not a new request
@@ -188,7 +191,8 @@ async def on_quote(message: Message, command: CommandObject, state: FSMContext, 
         await message.answer(escape(t("quote_unavailable", lang)))
         return
     crash_point(settings, "quote_stored")  # test-only, see bot/faultpoints.py
-    await message.answer(render_issued(issued, lang, HTML), reply_markup=rent_keyboard(issued.quote_id, lang))
+    await send_report(bot, target_of(message), issued_report(issued, lang), render_issued(issued, lang, HTML),
+                      lang=lang, rich=rich, reply_markup=rent_keyboard(issued.quote_id, lang), reply=False)
 
 
 @router.message(Command("quotes"))

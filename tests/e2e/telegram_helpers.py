@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -22,9 +22,15 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def running_bot(ready: bool = True, **env: str) -> AsyncIterator[tuple[TelegramStub, BotProcess]]:
-    """A stub and a bot process on it; with ``ready`` (polling) it returns once the bot answers /start."""
+async def running_bot(ready: bool = True, configure: Callable[[TelegramStub], None] | None = None,
+                      **env: str) -> AsyncIterator[tuple[TelegramStub, BotProcess]]:
+    """A stub and a bot process on it; with ``ready`` (polling) it returns once the bot answers /start.
+
+    ``configure`` sets the stub up before the bot starts (what getMe reports, which methods it knows).
+    """
     stub = TelegramStub()
+    if configure is not None:
+        configure(stub)
     await stub.start()
     with tempfile.TemporaryDirectory(prefix="tg-e2e-") as tmp:
         state = Path(tmp) / "state"

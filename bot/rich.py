@@ -1,0 +1,319 @@
+"""Table replies as rich messages (Bot API 10.1 ``sendRichMessage``), HTML when that is not possible.
+
+The views describe a reply as a :class:`app.views.table.Report`; here it becomes ``InputRichMessage(blocks=…)``
+with real table blocks (header cells, captions), split under Telegram's documented limits: 500 blocks per
+message counting every table row, 20 columns, 32,768 characters. A table too long for one message goes on in
+the next with its header repeated; more than :data:`MAX_PARTS` messages are cut with a note, and columns past
+the 20th are dropped with a note.
+
+Whether rich messages go out is decided without asking Telegram on each update: the setting
+(``TELEGRAM_RICH_MESSAGES``), then what the server answered before. A server that does not know the method
+(404, or a reply that is not a Message) turns rich messages off for the process, once; a 400 for one chat
+(e.g. a chat where they are not allowed) falls back for that chat only. The fallback is the view's own HTML,
+so a refused rich reply costs one call, never the answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from aiogram import Bot
+from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramNotFound, TelegramRetryAfter
+from aiogram.methods import SendRichMessage
+from aiogram.types import (
+    InputRichBlockParagraph,
+    InputRichBlockSectionHeading,
+    InputRichBlockTable,
+    InputRichBlockUnion,
+    InputRichMessage,
+    Message,
+    RichBlockTableCell,
+    RichTextBold,
+    RichTextItalic,
+)
+from pydantic import ValidationError
+
+from app.views.table import Block, Report, Table, Text, render_report
+from bot.rendering import utf16_len
+from bot.streaming import Target, reply_parameters, send_html, with_retry_after
+from infra.i18n import Lang, t
+from infra.lru import LRUCache
+from infra.markup import HTML
+
+log = logging.getLogger(__name__)
+
+MAX_BLOCKS = 500  # per message, nested blocks and table rows included
+MAX_COLUMNS = 20
+MAX_CHARS = 32_768
+MAX_PARTS = 4  # a reply longer than this many messages is cut (with a note), not sent as a flood
+
+
+class RichReplies:
+    """Whether to try ``sendRichMessage``: the setting, and what the server said before (cached)."""
+
+    def __init__(self, enabled: bool, max_refused_chats: int = 4096) -> None:
+        self.enabled = enabled
+        self.method_missing = False
+        self._refused: LRUCache[int, bool] = LRUCache(max_refused_chats)
+
+    def usable(self, chat_id: int) -> bool:
+        return self.enabled and not self.method_missing and self._refused.get(chat_id) is None
+
+    def refused(self, chat_id: int, exc: Exception) -> None:
+        if isinstance(exc, TelegramNotFound | ValidationError) or (
+                isinstance(exc, TelegramBadRequest) and "method" in exc.message.lower()):
+            if not self.method_missing:
+                log.warning("the Bot API server does not know sendRichMessage (%s); replying in HTML", exc)
+            self.method_missing = True
+            return
+        log.info("rich message refused in chat %s (%s); replying in HTML there", chat_id, exc)
+        self._refused.put(chat_id, True)
+
+
+# ---- splitting ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Cost:
+    blocks: int
+    chars: int
+
+
+def _table_chars(table: Table) -> int:
+    cells = [*table.headers, *(cell for row in table.rows for cell in row), *(table.total or ())]
+    return sum(utf16_len(cell) for cell in cells) + utf16_len(table.caption or "")
+
+
+def _cost(block: Block) -> _Cost:
+    if isinstance(block, Text):
+        return _Cost(1, utf16_len(block.text))
+    return _Cost(1 + 1 + len(block.rows) + (1 if block.total else 0), _table_chars(block))
+
+
+def _narrow(table: Table, lang: Lang) -> list[Block]:
+    """At most MAX_COLUMNS columns, with a note when some were dropped."""
+    width = len(table.headers)
+    if width <= MAX_COLUMNS:
+        return [table]
+    cut = Table(headers=table.headers[:MAX_COLUMNS], rows=tuple(row[:MAX_COLUMNS] for row in table.rows),
+                align=table.align[:MAX_COLUMNS], caption=table.caption,
+                total=table.total[:MAX_COLUMNS] if table.total else None)
+    return [cut, Text(t("rich_truncated_columns", lang, shown=MAX_COLUMNS, total=width), note=True)]
+
+
+def split_report(report: Report, lang: Lang, max_blocks: int = MAX_BLOCKS, max_chars: int = MAX_CHARS,
+                 max_parts: int = MAX_PARTS) -> list[Report]:
+    """The report as one or more reports that each fit in one rich message (the title on the first)."""
+    blocks = [piece for block in report.blocks
+              for piece in (_narrow(block, lang) if isinstance(block, Table) else [block])]
+    note_room = _Cost(1, 200)  # a truncation note must still fit in the last part
+    parts: list[list[Block]] = [[]]
+    used = _Cost(1, utf16_len(report.title))  # the heading
+
+    def room_for(cost: _Cost) -> bool:
+        return used.blocks + cost.blocks <= max_blocks and used.chars + cost.chars <= max_chars
+
+    def next_part() -> bool:
+        nonlocal used
+        if len(parts) >= max_parts:
+            return False
+        parts.append([])
+        used = _Cost(0, 0)
+        return True
+
+    for index, block in enumerate(blocks):
+        cost = _cost(block)
+        if room_for(cost):
+            parts[-1].append(block)
+            used = _Cost(used.blocks + cost.blocks, used.chars + cost.chars)
+            continue
+        if isinstance(block, Text):
+            if not next_part():
+                return _finish(report, parts, lang, block_index=index, blocks=blocks)
+            parts[-1].append(block)
+            used = cost
+            continue
+        rows, shown, first = list(block.rows), 0, True
+        while rows:
+            reserve = note_room if len(parts) >= max_parts else _Cost(0, 0)
+            # the head carries the total row too: a chunk that turns out to be the last has room for it
+            head = replace(block, rows=(), caption=block.caption if first else None)
+            take = _rows_that_fit(head, rows, _room(used, max_blocks, max_chars, reserve))
+            if take == 0:
+                if parts[-1]:
+                    if not next_part():
+                        return _finish(report, parts, lang, block_index=index, blocks=blocks,
+                                       table_rows=(shown, len(block.rows)))
+                    continue
+                take = 1  # one row larger than a whole message: sent alone, Telegram has the last word
+            chunk, rows = rows[:take], rows[take:]
+            shown += take
+            piece = replace(block, rows=tuple(chunk), total=None if rows else block.total,
+                            caption=block.caption if first else None)
+            first = False
+            parts[-1].append(piece)
+            piece_cost = _cost(piece)
+            used = _Cost(used.blocks + piece_cost.blocks, used.chars + piece_cost.chars)
+    return [Report(title=report.title if number == 0 else "", blocks=tuple(part))
+            for number, part in enumerate(parts) if part or number == 0]
+
+
+def _room(used: _Cost, max_blocks: int, max_chars: int, reserve: _Cost) -> _Cost:
+    return _Cost(max_blocks - used.blocks - reserve.blocks, max_chars - used.chars - reserve.chars)
+
+
+def _rows_that_fit(head: Table, rows: Sequence[tuple[str, ...]], room: _Cost) -> int:
+    cost = _cost(head)
+    blocks, chars = cost.blocks, cost.chars
+    taken = 0
+    for row in rows:
+        row_chars = sum(utf16_len(cell) for cell in row)
+        if blocks + 1 > room.blocks or chars + row_chars > room.chars:
+            break
+        blocks += 1
+        chars += row_chars
+        taken += 1
+    return taken
+
+
+def _finish(report: Report, parts: list[list[Block]], lang: Lang, *, block_index: int, blocks: list[Block],
+            table_rows: tuple[int, int] | None = None) -> list[Report]:
+    """Out of messages: end the last part with a note of what was left out."""
+    if table_rows is not None:
+        shown, total = table_rows
+    else:
+        shown = sum(len(b.rows) for b in blocks[:block_index] if isinstance(b, Table))
+        total = sum(len(b.rows) for b in blocks if isinstance(b, Table))
+    parts[-1].append(Text(t("rich_truncated_rows", lang, shown=shown, total=total), note=True))
+    return [Report(title=report.title if number == 0 else "", blocks=tuple(part))
+            for number, part in enumerate(parts)]
+
+
+# ---- blocks ---------------------------------------------------------------------------------------------
+def _cell(text: str, align: str, header: bool = False) -> RichBlockTableCell:
+    # an empty cell is drawn empty: no ``text`` (an empty string is not valid rich text)
+    return RichBlockTableCell(align=align, valign="middle", text=text or None, is_header=header or None)
+
+
+def table_block(table: Table) -> InputRichBlockTable:
+    width = range(len(table.headers))
+    cells = [[_cell(table.headers[i], table.align_of(i), header=True) for i in width]]
+    cells.extend([_cell(row[i], table.align_of(i)) for i in width] for row in table.rows)
+    if table.total:
+        cells.append([_cell(table.total[i], table.align_of(i), header=True) for i in width])
+    return InputRichBlockTable(cells=cells, is_bordered=True, is_striped=True,
+                               caption=RichTextBold(text=table.caption) if table.caption else None)
+
+
+def _cell_json(text: str, align: str, header: bool = False) -> dict[str, Any]:
+    cell: dict[str, Any] = {"align": align, "valign": "middle"}
+    if text:
+        cell["text"] = text
+    if header:
+        cell["is_header"] = True
+    return cell
+
+
+def blocks_json(report: Report) -> list[dict[str, Any]]:
+    """:func:`to_blocks` as the JSON Telegram receives, built directly: the hot path's form.
+
+    Building the pydantic block models costs ~2 ms per reply (a model per table cell), more than the rest of
+    an update; a test keeps both forms identical, so the shapes are still aiogram's.
+    """
+    blocks: list[dict[str, Any]] = []
+    if report.title:
+        blocks.append({"type": "heading", "text": report.title, "size": 3})
+    for block in report.blocks:
+        if isinstance(block, Table):
+            width = range(len(block.headers))
+            cells = [[_cell_json(block.headers[i], block.align_of(i), header=True) for i in width]]
+            cells.extend([_cell_json(row[i], block.align_of(i)) for i in width] for row in block.rows)
+            if block.total:
+                cells.append([_cell_json(block.total[i], block.align_of(i), header=True) for i in width])
+            table: dict[str, Any] = {"type": "table", "cells": cells, "is_bordered": True, "is_striped": True}
+            if block.caption:
+                table["caption"] = {"type": "bold", "text": block.caption}
+            blocks.append(table)
+        elif block.bold:
+            blocks.append({"type": "paragraph", "text": {"type": "bold", "text": block.text}})
+        elif block.note:
+            blocks.append({"type": "paragraph", "text": {"type": "italic", "text": block.text}})
+        else:
+            blocks.append({"type": "paragraph", "text": block.text})
+    return blocks
+
+
+class SentRichMessage(Message):
+    """The Message sendRichMessage returns, its ``rich_message`` left unparsed.
+
+    Telegram echoes every block back; validating them into models is ~1 ms per reply that nothing reads
+    (the bot keeps the message for its id, chat and buttons only).
+    """
+
+    rich_message: Any = None
+
+
+class SendRichTable(SendRichMessage):
+    __returning__ = SentRichMessage
+
+
+def to_blocks(report: Report) -> list[InputRichBlockUnion]:
+    blocks: list[InputRichBlockUnion] = []
+    if report.title:
+        blocks.append(InputRichBlockSectionHeading(text=report.title, size=3))
+    for block in report.blocks:
+        if isinstance(block, Table):
+            blocks.append(table_block(block))
+        elif block.bold:
+            blocks.append(InputRichBlockParagraph(text=RichTextBold(text=block.text)))
+        elif block.note:
+            blocks.append(InputRichBlockParagraph(text=RichTextItalic(text=block.text)))
+        else:
+            blocks.append(InputRichBlockParagraph(text=block.text))
+    return blocks
+
+
+# ---- sending --------------------------------------------------------------------------------------------
+async def send_report(bot: Bot, target: Target, report: Report, fallback_html: str, *, lang: Lang,
+                      rich: RichReplies | None, reply_markup: Any = None, reply: bool = True) -> list[Message]:
+    """The report as rich messages when they work here, else ``fallback_html`` (the view's HTML reply).
+
+    A split reply that Telegram refuses half-way goes on in HTML from the part that failed.
+    """
+    sent = await try_rich(bot, target, report, lang=lang, rich=rich, reply_markup=reply_markup, reply=reply)
+    if sent is None:
+        return await send_html(bot, target, fallback_html, reply=reply, reply_markup=reply_markup)
+    return sent
+
+
+async def try_rich(bot: Bot, target: Target, report: Report, *, lang: Lang, rich: RichReplies | None,
+                   reply_markup: Any = None, reply: bool = True) -> list[Message] | None:
+    """The report as rich messages; None when none went out (not usable here, or the first was refused),
+    so the caller sends its own fallback (/fit: the captioned chart, as without rich messages)."""
+    if rich is None or not rich.usable(target.chat_id):
+        return None
+    parts = split_report(report, lang)
+    sent: list[Message] = []
+    for number, part in enumerate(parts):
+        last = number == len(parts) - 1
+        reply_to = target.reply_to_message_id if reply and number == 0 else None
+        # constructed, not validated: the blocks are already the JSON (see blocks_json)
+        method = SendRichTable.model_construct(
+            chat_id=target.chat_id, rich_message=InputRichMessage.model_construct(blocks=blocks_json(part)),  # type: ignore[arg-type]
+            message_thread_id=target.thread_id, reply_parameters=reply_parameters(reply_to),
+            reply_markup=reply_markup if last else None)
+        try:
+            sent.append(await with_retry_after(partial(bot, method), "sendRichMessage"))
+        except TelegramRetryAfter:
+            raise
+        except (TelegramAPIError, ValidationError) as exc:
+            rich.refused(target.chat_id, exc)
+            if not sent:
+                return None
+            rest = "\n\n".join(render_report(p, HTML) for p in parts[number:])
+            return sent + await send_html(bot, target, rest, reply=False, reply_markup=reply_markup)
+    return sent
+
+
