@@ -116,6 +116,21 @@ async def _start(argv: list[str], env: dict[str, str], stub: Any, log: Path) -> 
     return proc
 
 
+async def _wait_idle(pid: int, timeout_s: float = 180.0) -> None:
+    """Until the started bot stops burning CPU on its own: start-up work still running in the background
+    (the model's prompt warm-up, a first index sync) would otherwise be billed to the measured updates."""
+    deadline = time.monotonic() + timeout_s
+    quiet = 0
+    previous = _cpu_seconds(pid)
+    while previous is not None and quiet < 3 and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+        current = _cpu_seconds(pid)
+        if current is None:
+            return
+        quiet = quiet + 1 if current - previous < 0.05 else 0  # under 10 % of a core for 1.5 s
+        previous = current
+
+
 async def _stop(proc: subprocess.Popen[bytes]) -> None:
     proc.terminate()
     for _ in range(200):
@@ -266,6 +281,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             if args.redis_url and name == "ours":
                 extra["DB_REDIS_URL"] = args.redis_url
             proc = await _start(argv, _env(stub, state, **extra), stub, root / f"{name}.log")
+            await _wait_idle(proc.pid)
             try:
                 result[name] = await measure(stub, args.updates, args.latency_updates, args.concurrency,
                                              chat_base=10_000, kinds=tuple(args.kinds.split(",")), pid=proc.pid)
