@@ -82,16 +82,19 @@ def render_placements(placements: Sequence[Placement], now: dt.datetime, lang: L
         return e(t("placements_empty", lang))
     lines = [markup.bold(t("placements_title", lang))]
     for placement in placements:
-        cur = placement.currency
-        if placement.paid_until is not None:
-            cost = t("placement_paid_until", lang, paid_until=_stamp(placement.paid_until),
-                     total=money(placement.prepaid, cur, lang))
-        else:
-            cost = money(placement.total(now), cur, lang)
+        cost = _cost(placement, now, lang)
         lines.append(f"• {markup.code(placement.id)} {e(status_label(placement, now, lang))} — "
                      f"{e(placement.gpu_name)} × {placement.gpu_count} · "
                      f"{e(pricing_label(placement.pricing, lang))} · {e(cost)}")
     return "\n".join(lines)
+
+
+def _cost(placement: Placement, now: dt.datetime, lang: Lang) -> str:
+    """What a placement costs: paid up to a date (fixed terms), or so far (hourly)."""
+    if placement.paid_until is not None:
+        return t("placement_paid_until", lang, paid_until=_stamp(placement.paid_until),
+                 total=money(placement.prepaid, placement.currency, lang))
+    return money(placement.total(now), placement.currency, lang)
 
 
 def placements_report(placements: Sequence[Placement], now: dt.datetime, lang: Lang,
@@ -101,12 +104,7 @@ def placements_report(placements: Sequence[Placement], now: dt.datetime, lang: L
         return None
     rows = []
     for placement in placements:
-        cur = placement.currency
-        if placement.paid_until is not None:
-            cost = t("placement_paid_until", lang, paid_until=_stamp(placement.paid_until),
-                     total=money(placement.prepaid, cur, lang))
-        else:
-            cost = money(placement.total(now), cur, lang)
+        cost = _cost(placement, now, lang)
         rows.append((placement.id, status_label(placement, now, lang),
                      f"{placement.gpu_name} × {placement.gpu_count}", pricing_label(placement.pricing, lang), cost))
     table = Table(headers=(t("rich_placements_id", lang), t("rich_placements_status", lang),

@@ -17,6 +17,18 @@ from infra.markup import PLAIN, Markup
 _TERM_UNITS = {"day": Unit.DAY, "week": Unit.WEEK, "month": Unit.MONTH}
 
 
+
+def _terms(quote: Quote, lang: Lang) -> list[str]:
+    """Billable against requested hours, the effective rate, validity: the same lines as text or table."""
+    requested = quote.requested_hours.normalize()
+    shown = requested if requested == requested.to_integral_value() else requested.quantize(Decimal("0.01"))
+    return [
+        t("quote_hours", lang, billable=number(Decimal(quote.billable_hours), lang), requested=number(shown, lang)),
+        t("quote_rate", lang, rate=money(quote.effective_hourly_rate, quote.currency, lang),
+          cluster=money(quote.cluster_hourly_rate, quote.currency, lang)),
+        t("quote_valid", lang, valid_until=_stamp(quote.valid_until), version=quote.price_list_version),
+    ]
+
 def number(value: Decimal, lang: Lang) -> str:
     """Thousands grouped, exact digits kept: 8,037.12 (en) / 8 037,12 (ru)."""
     text = format(value, ",f")
@@ -67,14 +79,7 @@ def render_quote(quote: Quote, lang: Lang, markup: Markup = PLAIN, *, quote_id: 
     parts.extend("• " + e(_line(line, quote, lang)) for line in quote.lines)
     parts.append(bold(t("quote_total", lang, total=money(quote.total, quote.currency, lang))))
     parts.extend(e(line) for line in render_options(quote, lang))
-    requested = quote.requested_hours.normalize()
-    parts.append(e(t("quote_hours", lang, billable=number(Decimal(quote.billable_hours), lang),
-                     requested=number(requested if requested == requested.to_integral_value()
-                                      else requested.quantize(Decimal("0.01")), lang))))
-    parts.append(e(t("quote_rate", lang, rate=money(quote.effective_hourly_rate, quote.currency, lang),
-                     cluster=money(quote.cluster_hourly_rate, quote.currency, lang))))
-    parts.append(e(t("quote_valid", lang, valid_until=_stamp(quote.valid_until),
-                     version=quote.price_list_version)))
+    parts.extend(e(line) for line in _terms(quote, lang))
     parts.extend("ℹ " + e(t(f"quote_rule_{rule}", lang)) for rule in quote.rules)
     return "\n".join(parts)
 
@@ -121,14 +126,7 @@ def quote_report(quote: Quote, lang: Lang, *, quote_id: str | None = None, repla
                             rows=tuple(rows), align=("left", "right", "right", "left"),
                             caption=t("quote_options_title", lang)))
         blocks.append(Text(t("quote_options_hint", lang), note=True))
-    requested = quote.requested_hours.normalize()
-    blocks.append(Text(t("quote_hours", lang, billable=number(Decimal(quote.billable_hours), lang),
-                         requested=number(requested if requested == requested.to_integral_value()
-                                          else requested.quantize(Decimal("0.01")), lang))))
-    blocks.append(Text(t("quote_rate", lang, rate=money(quote.effective_hourly_rate, quote.currency, lang),
-                         cluster=money(quote.cluster_hourly_rate, quote.currency, lang))))
-    blocks.append(Text(t("quote_valid", lang, valid_until=_stamp(quote.valid_until),
-                         version=quote.price_list_version)))
+    blocks.extend(Text(line) for line in _terms(quote, lang))
     blocks.extend(Text("ℹ " + t(f"quote_rule_{rule}", lang), note=True) for rule in quote.rules)
     return Report(title=title, blocks=tuple(blocks))
 
