@@ -155,7 +155,8 @@ class Answerer:
         retriever's current glossary, so a reloaded glossary is seen here too."""
         if self._entries is not None:
             return self._entries
-        return list(getattr(self.retriever, "entries", []))
+        entries: list[GlossaryEntry] = getattr(self.retriever, "entries", [])
+        return entries  # the served snapshot's own list: a reload replaces it, never mutates it
 
     @property
     def model_name(self) -> str:

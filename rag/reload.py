@@ -45,8 +45,6 @@ class GlossaryReloader:
         self.retriever = retriever
         self.interval_s = interval_s
         self._file_version = glossary.version  # what the retriever was built from
-        self.served_version = self._version(retriever.entries)
-        self.last: Reload | None = None
 
     def _version(self, entries: list[GlossaryEntry]) -> str:
         embedder = self.retriever.embedder
@@ -69,11 +67,10 @@ class GlossaryReloader:
             opened = open_index(self.rag, entries, embedder, with_vectors=len(entries) <= BRUTE_FORCE_MAX)
             index = GlossaryIndex.build(entries, opened.vectors, opened.collection, opened.report)
         self.retriever.replace_index(index)
-        self._file_version, self.served_version = self.glossary.version, version
-        self.last = Reload(len(entries), version, time.perf_counter() - started)
-        log.info("glossary reloaded: %d entries, version %s, %.2f s", len(entries), version or "-",
-                 self.last.seconds)
-        return self.last
+        self._file_version = self.glossary.version
+        reload = Reload(len(entries), version, time.perf_counter() - started)
+        log.info("glossary reloaded: %d entries, version %s, %.2f s", len(entries), version or "-", reload.seconds)
+        return reload
 
     async def run_forever(self) -> None:
         while True:
@@ -81,4 +78,4 @@ class GlossaryReloader:
             try:
                 await asyncio.to_thread(self.check)
             except Exception:  # the old glossary keeps serving; the next poll tries again
-                log.exception("the glossary could not be reloaded; still serving version %s", self.served_version)
+                log.exception("the glossary could not be reloaded; the previous one keeps serving")
