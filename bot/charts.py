@@ -55,4 +55,58 @@ class ChartPhotos:
             reply_markup=reply_markup), "sendPhoto")
 
 
+    def remembered(self, key: tuple[int, ChartKey]) -> str | None:
+        return self._file_ids.get(key)
+
+    def remember(self, key: tuple[int, ChartKey], file_id: str) -> None:
+        self._file_ids.put(key, file_id)
+
+    def forget(self, key: tuple[int, ChartKey]) -> None:
+        self._file_ids.discard(key)
+
+    def rich_photo(self, bot: Bot, result: FitResult, caption: str) -> ChartBlock:
+        """The chart as the photo block of a rich reply (the table and the chart in one message)."""
+        return ChartBlock(self, (bot.id, chart_key(result)), result, caption)
+
+
+class ChartBlock:
+    """A /fit chart inside a rich message: the remembered ``file_id`` when there is one, else the upload.
+
+    Implements :class:`bot.rich.RichPhoto`: ``block`` gives the block's JSON (``fresh`` forgets a
+    ``file_id`` Telegram refused), ``sent`` remembers the ``file_id`` of the photo Telegram echoed back.
+    """
+
+    def __init__(self, photos: ChartPhotos, key: tuple[int, ChartKey], result: FitResult, caption: str) -> None:
+        self._photos, self._key, self._result, self.caption = photos, key, result, caption
+        self.reused_file_id = False
+
+    async def block(self, fresh: bool = False) -> dict[str, Any]:
+        if fresh:
+            self._photos.forget(self._key)
+        file_id = self._photos.remembered(self._key)
+        self.reused_file_id = file_id is not None
+        media: str | BufferedInputFile
+        if file_id is not None:
+            media = file_id
+        else:
+            media = BufferedInputFile(await asyncio.to_thread(render_chart, self._result), filename="fit.png")
+        return {"type": "photo", "photo": {"type": "photo", "media": media},
+                "caption": {"text": self.caption}}
+
+    def sent(self, message: Message) -> None:
+        file_id = rich_photo_file_id(message.rich_message)
+        if file_id is not None:
+            self._photos.remember(self._key, file_id)
+
+
+def rich_photo_file_id(rich_message: Any) -> str | None:
+    """The largest size's ``file_id`` of the first photo block of a returned rich message (JSON or model)."""
+    blocks = rich_message.get("blocks") if isinstance(rich_message, dict) else getattr(rich_message, "blocks", None)
+    for block in blocks or ():
+        data = block if isinstance(block, dict) else block.model_dump()
+        if data.get("type") == "photo" and data.get("photo"):
+            return str(data["photo"][-1]["file_id"])
+    return None
+
+
 CHART_PHOTOS = ChartPhotos()

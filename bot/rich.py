@@ -16,15 +16,16 @@ so a refused rich reply costs one call, never the answer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramNotFound, TelegramRetryAfter
 from aiogram.methods import SendRichMessage
 from aiogram.types import (
+    InputFile,
     InputRichBlockParagraph,
     InputRichBlockSectionHeading,
     InputRichBlockTable,
@@ -39,6 +40,7 @@ from pydantic import ValidationError
 
 from app.views.table import Block, Report, Table, Text, render_report
 from bot.rendering import utf16_len
+from bot.session import JsonReady
 from bot.streaming import Target, reply_parameters, send_html, with_retry_after
 from infra.i18n import Lang, t
 from infra.lru import LRUCache
@@ -106,6 +108,8 @@ def _narrow(table: Table, lang: Lang) -> list[Block]:
 def split_report(report: Report, lang: Lang, max_blocks: int = MAX_BLOCKS, max_chars: int = MAX_CHARS,
                  max_parts: int = MAX_PARTS) -> list[Report]:
     """The report as one or more reports that each fit in one rich message (the title on the first)."""
+    if _surely_fits(report, max_blocks, max_chars):
+        return [report]
     blocks = [piece for block in report.blocks
               for piece in (_narrow(block, lang) if isinstance(block, Table) else [block])]
     note_room = _Cost(1, 200)  # a truncation note must still fit in the last part
@@ -158,6 +162,21 @@ def split_report(report: Report, lang: Lang, max_blocks: int = MAX_BLOCKS, max_c
             used = _Cost(used.blocks + piece_cost.blocks, used.chars + piece_cost.chars)
     return [Report(title=report.title if number == 0 else "", blocks=tuple(part))
             for number, part in enumerate(parts) if part or number == 0]
+
+
+def _surely_fits(report: Report, max_blocks: int, max_chars: int) -> bool:
+    """A cheap upper bound (a code point is at most two UTF-16 units): most replies need no exact count."""
+    blocks, chars = 1, len(report.title)
+    for block in report.blocks:
+        if isinstance(block, Text):
+            blocks, chars = blocks + 1, chars + len(block.text)
+            continue
+        if len(block.headers) > MAX_COLUMNS:
+            return False
+        blocks += 2 + len(block.rows) + (1 if block.total else 0)
+        chars += len(block.caption or "") + sum(map(len, block.headers)) + sum(map(len, block.total or ())) \
+            + sum(len(cell) for row in block.rows for cell in row)
+    return blocks <= max_blocks and 2 * chars <= max_chars
 
 
 def _room(used: _Cost, max_blocks: int, max_chars: int, reserve: _Cost) -> _Cost:
@@ -255,8 +274,24 @@ class SentRichMessage(Message):
     rich_message: Any = None
 
 
-class SendRichTable(SendRichMessage):
+class SendRichTable(JsonReady, SendRichMessage):
+    """sendRichMessage whose blocks are :func:`blocks_json` (constructed, not validated)."""
+
     __returning__ = SentRichMessage
+
+    def json_fields(self, prepare: Callable[[Any], Any]) -> dict[str, Any] | None:
+        """The request's JSON without dumping and walking every table cell (see ``JsonBodySession``);
+        None when a block uploads a file (the chart's first send goes as multipart)."""
+        blocks = self.rich_message.blocks or []
+        if any(isinstance(block.get("photo", {}).get("media"), InputFile)  # type: ignore[union-attr]
+               for block in blocks):
+            return None
+        fields: dict[str, Any] = {"chat_id": self.chat_id, "rich_message": {"blocks": blocks}}
+        for name in ("message_thread_id", "reply_parameters", "reply_markup"):
+            value = getattr(self, name)
+            if value is not None:
+                fields[name] = prepare(value)
+        return fields
 
 
 def to_blocks(report: Report) -> list[InputRichBlockUnion]:
@@ -275,6 +310,17 @@ def to_blocks(report: Report) -> list[InputRichBlockUnion]:
     return blocks
 
 
+class RichPhoto(Protocol):
+    """A photo block that ends a rich reply (the /fit chart): its JSON, and what Telegram sent back."""
+
+    caption: str  # plain text, counted against the message's character limit
+    reused_file_id: bool  # the last block() referred to a file_id (which Telegram may have forgotten)
+
+    async def block(self, fresh: bool = False) -> dict[str, Any]: ...
+
+    def sent(self, message: Message) -> None: ...
+
+
 # ---- sending --------------------------------------------------------------------------------------------
 async def send_report(bot: Bot, target: Target, report: Report, fallback_html: str, *, lang: Lang,
                       rich: RichReplies | None, reply_markup: Any = None, reply: bool = True) -> list[Message]:
@@ -289,31 +335,57 @@ async def send_report(bot: Bot, target: Target, report: Report, fallback_html: s
 
 
 async def try_rich(bot: Bot, target: Target, report: Report, *, lang: Lang, rich: RichReplies | None,
-                   reply_markup: Any = None, reply: bool = True) -> list[Message] | None:
+                   reply_markup: Any = None, reply: bool = True,
+                   photo: RichPhoto | None = None) -> list[Message] | None:
     """The report as rich messages; None when none went out (not usable here, or the first was refused),
-    so the caller sends its own fallback (/fit: the captioned chart, as without rich messages)."""
+    so the caller sends its own fallback (/fit: the captioned chart, as without rich messages).
+
+    ``photo`` ends the last message (one message for a /fit table and its chart); a ``file_id`` Telegram no
+    longer knows is replaced by a fresh upload, once.
+    """
     if rich is None or not rich.usable(target.chat_id):
         return None
-    parts = split_report(report, lang)
+    parts = split_report(report, lang, max_blocks=MAX_BLOCKS - (1 if photo else 0),
+                         max_chars=MAX_CHARS - (utf16_len(photo.caption) if photo else 0))
     sent: list[Message] = []
     for number, part in enumerate(parts):
         last = number == len(parts) - 1
         reply_to = target.reply_to_message_id if reply and number == 0 else None
-        # constructed, not validated: the blocks are already the JSON (see blocks_json)
-        method = SendRichTable.model_construct(
-            chat_id=target.chat_id, rich_message=InputRichMessage.model_construct(blocks=blocks_json(part)),  # type: ignore[arg-type]
-            message_thread_id=target.thread_id, reply_parameters=reply_parameters(reply_to),
-            reply_markup=reply_markup if last else None)
-        try:
-            sent.append(await with_retry_after(partial(bot, method), "sendRichMessage"))
-        except TelegramRetryAfter:
-            raise
-        except (TelegramAPIError, ValidationError) as exc:
-            rich.refused(target.chat_id, exc)
-            if not sent:
-                return None
-            rest = "\n\n".join(render_report(p, HTML) for p in parts[number:])
-            return sent + await send_html(bot, target, rest, reply=False, reply_markup=reply_markup)
+        with_photo = photo is not None and last
+        blocks = blocks_json(part)
+        fresh = False
+        while True:
+            extra = [await photo.block(fresh=fresh)] if with_photo and photo is not None else []
+            # constructed, not validated: the blocks are already the JSON (see blocks_json)
+            method = SendRichTable.model_construct(
+                chat_id=target.chat_id,
+                rich_message=InputRichMessage.model_construct(blocks=blocks + extra),  # type: ignore[arg-type]
+                message_thread_id=target.thread_id, reply_parameters=reply_parameters(reply_to),
+                reply_markup=reply_markup if last else None)
+            try:
+                message = await with_retry_after(partial(bot, method), "sendRichMessage")
+            except TelegramRetryAfter:
+                raise
+            except TelegramBadRequest as exc:
+                if with_photo and photo is not None and photo.reused_file_id and not fresh \
+                        and "file" in exc.message.lower():
+                    fresh = True  # Telegram forgot the remembered chart: upload it again
+                    continue
+                return await _refused(bot, target, rich, exc, parts, number, sent, reply_markup)
+            except (TelegramAPIError, ValidationError) as exc:
+                return await _refused(bot, target, rich, exc, parts, number, sent, reply_markup)
+            break
+        if with_photo and photo is not None:
+            photo.sent(message)
+        sent.append(message)
     return sent
 
 
+async def _refused(bot: Bot, target: Target, rich: RichReplies, exc: Exception, parts: list[Report], number: int,
+                   sent: list[Message], reply_markup: Any) -> list[Message] | None:
+    """A refused part: nothing sent yet means the caller's fallback; else the rest goes on in HTML."""
+    rich.refused(target.chat_id, exc)
+    if not sent:
+        return None
+    rest = "\n\n".join(render_report(p, HTML) for p in parts[number:])
+    return sent + await send_html(bot, target, rest, reply=False, reply_markup=reply_markup)

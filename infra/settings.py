@@ -79,6 +79,8 @@ class TelegramSettings(BaseSettings):
     # /fit, /quote, /gpus and /placements as rich tables (Bot API 10.1 sendRichMessage); false, or a server
     # that refuses the method, gives the HTML replies.
     rich_messages: bool = True
+    # the bot's event loop: uvloop (libuv; the HTTP round trips of every update cost less), or asyncio's own
+    event_loop: Literal["uvloop", "asyncio"] = "uvloop"
 
     @field_validator("api_base")
     @classmethod

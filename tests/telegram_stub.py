@@ -373,6 +373,8 @@ class BotApi10Methods:
     if TYPE_CHECKING:  # provided by TelegramStub
         calls: list[Call]
         bot_user: dict[str, Any]
+        files: dict[str, bytes]
+        photo_uploads: int
         _message_ids: dict[int, itertools.count[int]]
 
         def push_update(self, update: dict[str, Any], update_id: int | None = None) -> int: ...
@@ -471,11 +473,33 @@ class BotApi10Methods:
             raise BotAPIError(400, "Bad Request: RICH_MESSAGE_TOO_LONG")
         self._check_markup(params.get("reply_markup"))
         # received back as a RichMessage: the same block shapes (html/markdown arrive parsed; kept as one paragraph)
-        blocks = rich.get("blocks") or [{"type": "paragraph", "text": str(rich[given[0]])}]
+        blocks = [self._received_block(block) for block in rich["blocks"]] if "blocks" in given \
+            else [{"type": "paragraph", "text": str(rich[given[0]])}]
         extra: dict[str, Any] = {"rich_message": {"blocks": blocks}}
         if params.get("message_thread_id"):
             extra["is_topic_message"] = True
         return self._store(params, extra)
+
+    def _received_block(self, block: dict[str, Any]) -> dict[str, Any]:
+        """A block as the returned RichMessage holds it: a photo block's InputMediaPhoto becomes PhotoSizes
+        (an ``attach://`` upload is kept and gets a file_id; an unknown file_id is refused like sendPhoto)."""
+        if block.get("type") != "photo":
+            return block
+        media = block.get("photo")
+        if not isinstance(media, dict) or media.get("type") != "photo" or not media.get("media"):
+            raise BotAPIError(400, "Bad Request: photo block needs an InputMediaPhoto")
+        reference = str(media["media"])
+        if reference.startswith("attach://"):
+            file_id = f"photo-{len(self.files) + 1}"
+            self.files[file_id] = b"uploaded photo"
+            self.photo_uploads += 1
+        elif reference in self.files:
+            file_id = reference
+        else:
+            raise BotAPIError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+        received = {key: value for key, value in block.items() if key != "photo"}
+        received["photo"] = [{"file_id": file_id, "file_unique_id": f"u{file_id}", "width": 1, "height": 1}]
+        return received
 
     async def _m_answerGuestQuery(self, params: dict[str, Any]) -> dict[str, Any]:
         query = self.guest_queries.get(str(params.get("guest_query_id")))

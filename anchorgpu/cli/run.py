@@ -31,8 +31,9 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(chat(args.lang))
         return 0
     from bot.app import run_bot
+    from bot.event_loop import run_event_loop
 
     print(f"Starting the Telegram bot ({settings.telegram.mode}) against {settings.telegram.api_base}.",
           file=sys.stderr)
-    asyncio.run(run_bot(settings))
+    run_event_loop(run_bot(settings), settings.telegram.event_loop)
     return 0

@@ -67,11 +67,11 @@ async def send_fit(message: Message, bot: Bot, service: FitService, text: str, l
     breakdown = render(result, lang, HTML, currency=service.currency)
     markup = quote_buttons(result, lang)
     target = target_of(message)
-    # the breakdown as tables (with the quote buttons), then the chart under its own short caption;
+    # one rich message: the breakdown as tables, the chart under its own short caption, the quote buttons;
     # refused, the reply is the one of before (the chart captioned with the breakdown)
+    chart = CHART_PHOTOS.rich_photo(bot, result, t("fit_chart_caption", lang, model=result.request.model.name))
     if await try_rich(bot, target, fit_report(result, lang, currency=service.currency), lang=lang, rich=rich,
-                      reply_markup=markup) is not None:
-        await _send_chart(bot, target, result, lang)
+                      reply_markup=markup, photo=chart) is not None:
         return
     if utf16_len(strip_tags(breakdown)) <= CAPTION_LIMIT:
         # One message: the chart with its breakdown as the caption (groups allow ~20 messages a minute).

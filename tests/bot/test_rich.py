@@ -3,15 +3,18 @@ the documented limits, and the HTML fallback when the server refuses the method 
 
 from __future__ import annotations
 
+import orjson
 import pytest
 from aiogram import Bot
-from aiogram.types import InputRichMessage, Message
+from aiogram.methods import SendRichMessage
+from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboardMarkup, InputRichMessage, Message
 
 from app.views.table import Report, Table, Text, render_report
 from bot.charts import ChartPhotos
-from bot.rich import MAX_COLUMNS, RichReplies, blocks_json, send_report, split_report, to_blocks
+from bot.rich import MAX_COLUMNS, RichReplies, SendRichTable, blocks_json, send_report, split_report, to_blocks
 from bot.routers import fit as fit_router
-from bot.streaming import Target
+from bot.session import JsonBodySession
+from bot.streaming import Target, reply_parameters
 from infra.markup import HTML
 from tests.conftest import fit_service
 from tests.telegram_stub import RICH_MAX_BLOCKS, BotAPIError, TelegramStub, _RichBlockCount, parse_html, rich_tables
@@ -49,6 +52,22 @@ def test_the_hot_path_json_is_exactly_aiogram_s_models() -> None:
     for report in (Report("Title", (Text("verdict", bold=True), _table(3), Text("plain"), Text("n", note=True))),
                    Report("", (Table(headers=("a", ""), rows=(("", "x"),)),))):
         assert blocks_json(report) == _json(report)
+
+
+def test_the_hot_path_request_body_is_the_one_aiogram_would_send(api_bot: Bot) -> None:
+    blocks = blocks_json(Report("Title", (Text("verdict", bold=True), _table(3))))
+    fields = {"chat_id": 7, "rich_message": InputRichMessage.model_construct(blocks=blocks),
+              "message_thread_id": 5, "reply_parameters": reply_parameters(3),
+              "reply_markup": InlineKeyboardMarkup(inline_keyboard=[[
+                  InlineKeyboardButton(text="Quote", callback_data="quote:h100-sxm:2")]])}
+    session = JsonBodySession()
+    fast = session.json_body(api_bot, SendRichTable.model_construct(**fields))
+    generic = session.json_body(api_bot, SendRichMessage.model_construct(**fields))
+    assert fast is not None and generic is not None and orjson.loads(fast) == orjson.loads(generic)
+    # a chart to upload goes the general way, as multipart
+    upload = {"type": "photo", "photo": {"type": "photo", "media": BufferedInputFile(b"png", "fit.png")}}
+    fields["rich_message"] = InputRichMessage.model_construct(blocks=[*blocks, upload])
+    assert session.json_body(api_bot, SendRichTable.model_construct(**fields)) is None
 
 
 def test_a_long_table_is_split_under_500_blocks_with_its_header_repeated() -> None:
@@ -159,24 +178,50 @@ async def test_a_split_reply_refused_half_way_goes_on_in_html(stub: TelegramStub
     assert "0699" in parse_html("".join(texts)) and "0000" not in parse_html("".join(texts))
 
 
-async def test_fit_in_rich_mode_is_a_table_then_the_chart(stub: TelegramStub, api_bot: Bot,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_fit_in_rich_mode_is_one_message_with_the_tables_and_the_chart(
+        stub: TelegramStub, api_bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
     stub.rich_messages = True
     monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())
     message = Message.model_validate({
         "message_id": 10, "date": 0, "text": "/fit llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4",
         "chat": {"id": 41, "type": "private"},
         "from": {"id": 41, "is_bot": False, "first_name": "U", "language_code": "en"}}, context={"bot": api_bot})
-    await fit_router.send_fit(message, api_bot, fit_service(), "llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4", "en",
-                              rich=RichReplies(enabled=True))
+    request = "llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4"
+    await fit_router.send_fit(message, api_bot, fit_service(), request, "en", rich=RichReplies(enabled=True))
     [table] = stub.rich_calls(41)
-    [photo] = stub.calls_to("sendPhoto", 41)
-    assert table.ts <= photo.ts and not stub.calls_to("sendMessage", 41)
+    assert not stub.calls_to("sendPhoto", 41) and not stub.calls_to("sendMessage", 41)
     shown = stub.rich_text(table)
     assert "KV cache | 20.00 | 40.00" in shown and "Fits" in shown, shown
     buttons = [b["callback_data"] for row in table.params["reply_markup"]["inline_keyboard"] for b in row]
     assert "quote:h100-sxm:2" in buttons
-    assert "Llama" in str(photo.params["caption"]) and "reply_markup" not in photo.params
+    [photo] = [b for b in table.params["rich_message"]["blocks"] if b["type"] == "photo"]
+    assert table.params["rich_message"]["blocks"][-1] is photo, "the chart ends the message"
+    assert str(photo["photo"]["media"]).startswith("attach://") and table.files, "the chart was uploaded with it"
+    assert "Llama" in photo["caption"]["text"] and stub.photo_uploads == 1
+
+    # the same configuration again: one message that refers to the uploaded chart, no second upload
+    await fit_router.send_fit(message, api_bot, fit_service(), request, "en", rich=RichReplies(enabled=True))
+    again = stub.rich_calls(41)[-1]
+    [photo] = [b for b in again.params["rich_message"]["blocks"] if b["type"] == "photo"]
+    assert photo["photo"]["media"] == "photo-1" and not again.files and stub.photo_uploads == 1
+
+
+async def test_fit_in_rich_mode_uploads_the_chart_again_when_telegram_forgot_it(
+        stub: TelegramStub, api_bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    stub.rich_messages = True
+    monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())
+    message = Message.model_validate({
+        "message_id": 10, "date": 0, "text": "/fit llama-3.1-8b q4_k_m 1xL40S",
+        "chat": {"id": 43, "type": "private"},
+        "from": {"id": 43, "is_bot": False, "first_name": "U", "language_code": "en"}}, context={"bot": api_bot})
+    rich = RichReplies(enabled=True)
+    await fit_router.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en", rich=rich)
+    stub.files.clear()  # Telegram no longer knows the file_id the bot remembered
+    await fit_router.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en", rich=rich)
+    calls = stub.rich_calls(43)
+    assert len(calls) == 3 and stub.photo_uploads == 2, "refused once for the stale id, then uploaded again"
+    assert calls[-1].files and rich.usable(43), "a forgotten file is no reason to stop rich replies here"
+    assert not stub.calls_to("sendPhoto", 43) and not stub.calls_to("sendMessage", 43)
 
 
 async def test_fit_without_the_method_is_the_captioned_chart_of_before(stub: TelegramStub, api_bot: Bot,
