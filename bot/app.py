@@ -229,6 +229,7 @@ async def run_polling(settings: Settings, runtime: BotRuntime) -> None:
         # like dispatcher.start_polling (graceful SIGTERM, closes the session), but each update is journaled
         # before Telegram is told it arrived, and a start finishes what a killed process left (bot/polling.py)
         await run_journaled_polling(dispatcher, bot, runtime.engine, settings.db.dedupe_ttl_hours * 3600.0,
+                                    claims_in_journal_db=isinstance(runtime.claims, SqlUpdateClaims),
                                     handle_signals=True, close_bot_session=True,
                                     allowed_updates=dispatcher.resolve_used_update_types())
     finally:

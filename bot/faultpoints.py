@@ -12,10 +12,13 @@ name, so that a test can kill the process with many updates in flight; removing 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 def _armed(settings: Any, name: str) -> Path | None:
@@ -35,6 +38,10 @@ def crash_point(settings: Any, name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-async def stall_point(settings: Any, name: str) -> None:
+async def stall_point(settings: Any, name: str, subject: object = None) -> None:
+    """Hold here while armed; the log says what is held (``subject``: e.g. the update id), once."""
+    if _armed(settings, name) is None:
+        return
+    log.warning("stall point %s holds %s", name, subject)
     while _armed(settings, name) is not None:  # noqa: ASYNC110 - a file, not an event of ours
         await asyncio.sleep(0.1)

@@ -5,7 +5,10 @@ has started handling it: a process killed mid-update loses it for good. Here eac
 first written to :class:`bot.update_journal.SqlUpdateJournal` in one transaction; only then does the next
 ``getUpdates`` carry the higher offset. Every update is handled as its own task (bounded, like aiogram's
 ``tasks_concurrency_limit``) and marked done when it finishes; a start replays the rows a previous process
-left pending before it polls. The de-duplication claims make the replay exactly-once.
+left pending before it polls. The de-duplication claims make the replay exactly-once. When the claims are
+rows of the journal's own database (no Redis), an update the journal has just stored as new is handled
+without a claim: that insert already made it this process's alone, and it is recorded done like a claimed
+one (one statement less on every reply's path).
 
 When the journal cannot be written (the database is down), the batch is handled without it and confirmed
 only after its handlers have finished, so a crash then still leaves it with Telegram.
@@ -32,6 +35,7 @@ from aiogram.types import Update
 from aiogram.utils.backoff import Backoff, BackoffConfig
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.middlewares.dedupe import CLAIMED_BY_JOURNAL
 from bot.update_journal import SqlUpdateJournal
 
 log = logging.getLogger(__name__)
@@ -53,8 +57,11 @@ class JournaledPolling:
     def __init__(self, dispatcher: Dispatcher, bot: Bot, journal: SqlUpdateJournal, *,
                  polling_timeout: int = POLLING_TIMEOUT_S, concurrency: int = CONCURRENCY,
                  backoff_config: BackoffConfig = DEFAULT_BACKOFF_CONFIG, store_timeout_s: float = STORE_TIMEOUT_S,
-                 shutdown_grace_s: float = SHUTDOWN_GRACE_S, retry_delay_s: float = RETRY_DELAY_S) -> None:
+                 shutdown_grace_s: float = SHUTDOWN_GRACE_S, retry_delay_s: float = RETRY_DELAY_S,
+                 claims_in_journal_db: bool = False) -> None:
         self.dispatcher = dispatcher
+        # the de-duplication claims are rows of the journal's database: a new journal row is the claim
+        self.claims_in_journal_db = claims_in_journal_db
         self.bot = bot
         self.journal = journal
         self.polling_timeout = polling_timeout
@@ -145,7 +152,7 @@ class JournaledPolling:
             else:
                 for update in updates:
                     if update.update_id in fresh:
-                        await self._spawn(update, 1, workflow_data)
+                        await self._spawn(update, 1, workflow_data, fresh=True)
             get_updates.offset = updates[-1].update_id + 1
 
     async def _replay(self, workflow_data: dict[str, Any]) -> None:
@@ -170,15 +177,18 @@ class JournaledPolling:
                 continue
             await self._spawn(update, entry.attempts, workflow_data)
 
-    async def _spawn(self, update: Update, attempt: int, workflow_data: dict[str, Any]) -> None:
+    async def _spawn(self, update: Update, attempt: int, workflow_data: dict[str, Any], fresh: bool = False) -> None:
         await self._slots.acquire()
-        task = asyncio.create_task(self._handle(update, attempt, workflow_data))
+        task = asyncio.create_task(self._handle(update, attempt, workflow_data, fresh))
         self._in_flight[update.update_id] = task
 
-    async def _handle(self, update: Update, attempt: int, workflow_data: dict[str, Any]) -> None:
+    async def _handle(self, update: Update, attempt: int, workflow_data: dict[str, Any], fresh: bool = False) -> None:
         update_id = update.update_id
+        # the first attempt of an update just journaled as new needs no claim; retries and replays claim
+        data = {**workflow_data, CLAIMED_BY_JOURNAL: True} if fresh and self.claims_in_journal_db else workflow_data
         try:
-            while not await self._feed(update, workflow_data):
+            while not await self._feed(update, data):
+                data = workflow_data
                 if attempt >= self.journal.max_attempts:
                     log.error("update %s failed %d times: giving up on it", update_id, attempt)
                     with contextlib.suppress(Exception):
@@ -240,6 +250,7 @@ class JournaledPolling:
 
 
 async def run_journaled_polling(dispatcher: Dispatcher, bot: Bot, engine: AsyncEngine, ttl_s: float,
-                                **kwargs: Any) -> None:
+                                claims_in_journal_db: bool = False, **kwargs: Any) -> None:
     """What ``dispatcher.start_polling(bot, ...)`` does, with the journal on ``engine`` (rows kept ``ttl_s``)."""
-    await JournaledPolling(dispatcher, bot, SqlUpdateJournal(engine, ttl_s)).run(**kwargs)
+    await JournaledPolling(dispatcher, bot, SqlUpdateJournal(engine, ttl_s),
+                           claims_in_journal_db=claims_in_journal_db).run(**kwargs)

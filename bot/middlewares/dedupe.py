@@ -13,9 +13,12 @@ from aiogram.types import TelegramObject, Update
 
 from bot import metrics
 from bot.faultpoints import stall_point
-from bot.middlewares.dedupe_store import UpdateClaims
+from bot.middlewares.dedupe_store import SqlUpdateClaims, UpdateClaims
 
 log = logging.getLogger(__name__)
+
+# set by the journaled polling (bot/polling.py) for an update its journal has just stored as new
+CLAIMED_BY_JOURNAL = "claimed_by_journal"
 
 
 class DedupeMiddleware(BaseMiddleware):
@@ -32,6 +35,8 @@ class DedupeMiddleware(BaseMiddleware):
             # again is harmless, so they skip the two database writes a claim costs.
             return await handler(event, data)
         update_id = event.update_id
+        if data.get(CLAIMED_BY_JOURNAL) and isinstance(self.claims, SqlUpdateClaims):
+            return await self._journaled(handler, event, data, self.claims)
         try:
             claimed = await self.claims.claim(update_id)
         except Exception:
@@ -48,7 +53,7 @@ class DedupeMiddleware(BaseMiddleware):
             return None
         self._track(update_id)
         try:
-            await stall_point(data.get("settings"), "update_claimed")  # test-only, see bot/faultpoints.py
+            await stall_point(data.get("settings"), "update_claimed", update_id)  # test-only (bot/faultpoints.py)
             result = await handler(event, data)
         except BaseException:
             self._in_flight.discard(update_id)
@@ -63,6 +68,28 @@ class DedupeMiddleware(BaseMiddleware):
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
         return result
+
+    async def _journaled(self, handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+                         event: Update, data: dict[str, Any], claims: SqlUpdateClaims) -> Any:
+        """An update the polling journal has just stored as new, in the database the claims live in.
+
+        The journal's insert already made it ours alone (a repeated id is never new, and one process
+        polls), so it skips the claim and its lease; finished, it is recorded done like a claimed one, and a
+        replay of it meets that row. Failed, there is nothing to release: the retry claims as usual.
+        """
+        await stall_point(data.get("settings"), "update_claimed", event.update_id)  # test-only
+        result = await handler(event, data)
+        task = asyncio.create_task(self._record_done(claims, event.update_id))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return result
+
+    @staticmethod
+    async def _record_done(claims: SqlUpdateClaims, update_id: int) -> None:
+        try:
+            await claims.record_done(update_id)
+        except Exception:
+            log.warning("could not mark update %s done", update_id, exc_info=True)
 
     async def _complete(self, update_id: int) -> None:
         try:

@@ -82,10 +82,16 @@ class SqlUpdateClaims:
         self._refresh = (update(table).where(table.c.update_id.in_(bindparam("ids", expanding=True)),
                                              table.c.owner == self.owner, table.c.status == PROCESSING)
                          .values(claimed_at=bindparam("now")))
+        inserted = conflict_insert(engine, table)
+        self._record_done = inserted.on_conflict_do_update(
+            index_elements=[table.c.update_id],
+            set_={"status": inserted.excluded.status, "claimed_at": inserted.excluded.claimed_at})
         self._claim_batcher: MicroBatcher[int, bool] = MicroBatcher(self._claim_batch)
         # Nobody waits for "done" (the reply is out), so completions linger to share one transaction.
         self._done_batcher: MicroBatcher[int, None] = MicroBatcher(self._complete_batch,
                                                                    linger_s=COMPLETION_LINGER_S)
+        self._recorded_batcher: MicroBatcher[int, None] = MicroBatcher(self._record_done_batch,
+                                                                       linger_s=COMPLETION_LINGER_S)
 
     async def claim(self, update_id: int) -> bool:
         if await self._claim_batcher.submit(update_id):
@@ -154,6 +160,19 @@ class SqlUpdateClaims:
         await run_in_transaction(self._engine, lambda conn: conn.execute(self._mark_done, params))
         return [None] * len(update_ids)
 
+    async def record_done(self, update_id: int) -> None:
+        """Done, for an update handled without a claim: one the polling journal had just stored as new (its
+        journal row was the claim). The row is what a later replay of that update meets."""
+        await self._recorded_batcher.submit(update_id)
+        await self._maybe_sweep()
+
+    async def _record_done_batch(self, update_ids: list[int]) -> list[None]:
+        now = time.time()
+        rows = [{"update_id": update_id, "status": DONE, "owner": self.owner, "claimed_at": now}
+                for update_id in dict.fromkeys(update_ids)]
+        await run_in_transaction(self._engine, lambda conn: conn.execute(self._record_done, rows))
+        return [None] * len(update_ids)
+
     async def release(self, update_id: int) -> None:
         table = self._table
         async with self._engine.begin() as conn:
@@ -181,6 +200,7 @@ class SqlUpdateClaims:
         # completions queued by updates that already answered still land before the engine closes
         await self._claim_batcher.aclose()
         await self._done_batcher.aclose()
+        await self._recorded_batcher.aclose()
 
 
 class RedisUpdateClaims:

@@ -77,7 +77,7 @@ async def until(condition: Callable[[], bool | Awaitable[bool]], timeout: float 
 
 
 def start(dispatcher: Dispatcher, bot: Bot, journal: SqlUpdateJournal,
-          **options: float) -> tuple[JournaledPolling, asyncio.Task[None]]:
+          **options: float | bool) -> tuple[JournaledPolling, asyncio.Task[None]]:
     runner = JournaledPolling(dispatcher, bot, journal, polling_timeout=1, **options)  # type: ignore[arg-type]
     return runner, asyncio.create_task(runner.run(handle_signals=False, close_bot_session=False))
 
@@ -134,6 +134,46 @@ async def test_an_update_answered_before_the_crash_is_not_answered_again(
     runner.stop()
     await task
     assert not stub.calls_to("sendMessage", 700)
+
+
+async def test_with_the_claims_in_the_journal_db_a_new_update_is_claimed_by_its_journal_row(
+        stub: TelegramStub, api_bot: Bot, engine: AsyncEngine) -> None:
+    """No claim on the reply path (the new journal row is the claim); done is recorded for replays, and a
+    failing new update is retried through the usual claims."""
+    handlers = Handlers()
+    claims = SqlUpdateClaims(engine, ttl_s=3600)
+    journal = SqlUpdateJournal(engine, ttl_s=3600, max_attempts=3)
+    runner, task = start(handlers.dispatcher(claims), api_bot, journal, retry_delay_s=0.01,
+                         claims_in_journal_db=True)
+    slow = stub.message_update("/slow", chat_id=811, user_id=811)
+    await until(lambda: handlers.entered == [811])
+    assert await claims.seen(slow) is None, "no claim row while it is handled"
+    handlers.gate.set()
+    await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == 811)
+    await until(lambda: _is(journal, slow, (DONE, 1)))
+    await until(lambda: claims_status(claims, slow, DONE))
+    boom = stub.message_update("/boom", chat_id=812, user_id=812)
+    await until(lambda: _is(journal, boom, (FAILED, 3)))
+    assert handlers.booms == 3 and await claims.seen(boom) is None  # each failed attempt let go of its claim
+    runner.stop()
+    await task
+
+    # killed after the reply, before the journal row was marked done: the replay meets the recorded done
+    await journal.store([(821, '{"update_id": 821, "message": {"message_id": 1, "date": 0, "text": "/help", '
+                                '"chat": {"id": 821, "type": "private"}, '
+                                '"entities": [{"type": "bot_command", "offset": 0, "length": 5}]}}')])
+    await claims.record_done(821)
+    runner, task = start(handlers.dispatcher(SqlUpdateClaims(engine, ttl_s=3600)), api_bot,
+                         SqlUpdateJournal(engine, ttl_s=3600), claims_in_journal_db=True)
+    await until(lambda: _is(journal, 821, (DONE, 2)))
+    runner.stop()
+    await task
+    await claims.aclose()
+    assert not stub.calls_to("sendMessage", 821) and len(stub.calls_to("sendMessage", 811)) == 1
+
+
+async def claims_status(claims: SqlUpdateClaims, update_id: int, expected: str) -> bool:
+    return await claims.seen(update_id) == expected
 
 
 async def test_an_update_that_keeps_failing_is_given_up_after_the_attempt_limit(

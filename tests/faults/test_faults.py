@@ -394,25 +394,29 @@ async def test_sigkill_between_storing_a_placement_and_replying_then_redelivery(
 
 async def test_sigkill_with_20_updates_in_flight_then_restart_answers_each_once(infra_bot: InfraBot) -> None:
     """Polling without loss: 20 updates are journaled, confirmed to Telegram (it will never send them again)
-    and claimed, the process dies before any reply; the restarted process answers each of them once."""
+    and in their handlers, the process dies before any reply; the restarted process answers each once."""
     stub = infra_bot.stub
-    infra_bot.crash_flag.write_text("update_claimed")  # a stall point: every update waits there, claimed
+    infra_bot.crash_flag.write_text("update_claimed")  # a stall point: every update waits there, ours
     chats = [next(CHATS) for _ in range(20)]
     ids = [stub.message_update("/help", chat_id=chat, user_id=chat, language_code="en") for chat in chats]
 
-    async def claims_in_flight() -> int:
+    async def pending_in_journal() -> int:
         conn = await asyncpg.connect(infra_bot.db_url)
         try:
-            return int(await conn.fetchval("SELECT count(*) FROM telegram_updates WHERE update_id = ANY($1) "
-                                           "AND status = 'processing'", ids))
+            return int(await conn.fetchval("SELECT count(*) FROM telegram_update_journal WHERE update_id = ANY($1) "
+                                           "AND status = 'pending'", ids))
         finally:
             await conn.close()
 
+    def held() -> set[int]:  # the updates waiting at the stall point, i.e. inside their handlers' chain
+        return {int(n) for n in re.findall(r"stall point update_claimed holds (\d+)", infra_bot.bot.log())}
+
     for _ in range(600):
-        if await claims_in_flight() == 20 and not set(ids) & set(stub.unconfirmed()):
+        if set(ids) <= held() and not set(ids) & set(stub.unconfirmed()):
             break
         await asyncio.sleep(0.1)
-    assert await claims_in_flight() == 20, "not every update reached its handler"
+    assert set(ids) <= held(), "not every update reached its handler"
+    assert await pending_in_journal() == 20, "the journal holds them"
     assert not set(ids) & set(stub.unconfirmed()), "the offsets were not confirmed: Telegram would redeliver"
     proc = infra_bot.bot.proc
     assert proc is not None
@@ -422,8 +426,8 @@ async def test_sigkill_with_20_updates_in_flight_then_restart_answers_each_once(
     infra_bot.crash_flag.unlink()
     infra_bot.bot = BotProcess(infra_bot.env, infra_bot.tmp / "bot-restarted-journal.log")
     infra_bot.bot.start()
-    # nothing is redelivered by Telegram (the stub): the replies come from the journal's replay, once the
-    # dead process's claim leases (15 s) have expired
+    # nothing is redelivered by Telegram (the stub): the replies come from the journal's replay (their first
+    # attempt took no claim, so no dead process's lease is waited for)
     await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") in chats, timeout=BOOT_TIMEOUT, count=20)
     await asyncio.sleep(2)
     counts = {chat: len(stub.calls_to("sendMessage", chat)) for chat in chats}
