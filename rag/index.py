@@ -8,6 +8,11 @@ and content hash), so a process whose glossary matches the stamp reads without c
 
 One writer at a time (`open_index`, used by the bot, `anchorgpu search` and `anchorgpu ingest`):
 
+A start whose glossary and embedder match a version the writer completed reads that version's vectors
+from a snapshot beside the embedded index (``anchorgpu-vectors-<version>.npz``): one file, without importing
+or opening Chroma (about a second of a fresh ``anchorgpu search``). The version names the file, so a snapshot
+never serves another glossary; Chroma stays the index the writer syncs.
+
 * Embedded folder (`RAG_CHROMA_PATH`): opening the folder and syncing it run under an inter-process
   file lock (`filelock`, ``<folder>.lock`` beside it). Chroma's embedded SQLite is not safe for several
   processes creating or migrating it at once (two fresh starts failed with "database is locked" and
@@ -55,6 +60,7 @@ LEASE_STALE_S = 120.0  # a writer beats at least once per upsert batch (a few se
 WAIT_S = 1800.0  # the longest a process waits for another one building the index
 POLL_S = 0.5
 LOCK_FILE = "anchorgpu-writer.lock"  # inside the embedded folder (a mounted volume may be the folder itself)
+SNAPSHOT_PREFIX = "anchorgpu-vectors-"  # beside the embedded index: the vectors of one index version
 
 
 class IndexStoreError(RuntimeError):
@@ -117,11 +123,59 @@ def open_index(rag: RAGSettings, entries: list[GlossaryEntry], embedder: Embedde
         client = open_client(rag)
         collection, report = sync_shared(client, rag.collection, entries, embedder, rebuild, wait_s=wait_s)
         return OpenIndex(collection, report, load_vectors(collection, entries) if with_vectors else None)
+    version = index_version(entries, embedder)
+    if with_vectors and not rebuild:
+        snapshot = read_snapshot(rag.chroma_path, version, entries)
+        if snapshot is not None:  # the stamped vectors of exactly this glossary: no Chroma to open
+            return OpenIndex(None, SyncReport(total=len(entries), added=0, updated=0, deleted=0,
+                                              unchanged=len(entries), rebuilt=False, seconds=0.0), snapshot)
     with folder_lock(rag.chroma_path, wait_s) as waited:
         collection, report = sync_index(open_client(rag), rag.collection, entries, embedder, rebuild)
         # read under the lock too: a writer in another process may otherwise hold SQLite's write lock
         vectors = load_vectors(collection, entries) if with_vectors else None
+        if vectors is not None:
+            write_snapshot(rag.chroma_path, version, entries, vectors)
     return OpenIndex(collection, _waited(report, waited), vectors)
+
+
+def _snapshot_path(folder: Path, version: str) -> Path:
+    return folder / f"{SNAPSHOT_PREFIX}{version}.npz"
+
+
+def read_snapshot(folder: Path, version: str, entries: list[GlossaryEntry]) -> np.ndarray | None:
+    """The normalised vectors of index version ``version`` in glossary order, or None (no snapshot, or one
+    that cannot be read: the caller opens Chroma as usual)."""
+    path = _snapshot_path(folder, version)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            ids, matrix = [str(i) for i in data["ids"]], np.asarray(data["vectors"], dtype=np.float32)
+    except (OSError, ValueError, KeyError):
+        log.warning("unreadable vector snapshot %s; reading the Chroma index instead", path, exc_info=True)
+        return None
+    position = {entry_id: row for row, entry_id in enumerate(ids)}
+    if len(matrix) != len(ids) or any(e.id not in position for e in entries):
+        return None
+    return matrix[[position[e.id] for e in entries]]
+
+
+def write_snapshot(folder: Path, version: str, entries: list[GlossaryEntry], vectors: np.ndarray) -> None:
+    """Keeps the vectors of the stamped version beside the index (written whole, then renamed), so that a
+    start with the same glossary and embedder reads one file instead of importing and opening Chroma.
+    Called by the writer, under the folder lock; other versions' snapshots are removed."""
+    path = _snapshot_path(folder, version)
+    try:
+        if not path.is_file():
+            partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+            with partial.open("wb") as out:
+                np.savez(out, ids=np.array([e.id for e in entries]), vectors=vectors)
+            partial.replace(path)
+        for old in folder.glob(f"{SNAPSHOT_PREFIX}*.npz"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:  # a read-only folder only loses the shortcut
+        log.warning("could not write the vector snapshot %s", path, exc_info=True)
 
 
 @contextlib.contextmanager

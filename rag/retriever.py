@@ -22,7 +22,15 @@ from rag.gate import E5_THRESHOLDS, MINILM_THRESHOLDS, GateEvidence, GateThresho
 from rag.glossary import GlossaryEntry, load_glossary
 from rag.index import SyncReport, open_index
 from rag.lexical import Bm25Index, NameIndex, Ranked, top_k_cosine
-from rag.text import MAX_QUERY_CHARS, has_meaningful_text, latin_share, words
+from rag.text import (
+    MAX_QUERY_CHARS,
+    has_meaningful_text,
+    latin_share,
+    lemma_count,
+    load_lemma_table,
+    save_lemma_table,
+    words,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +73,7 @@ QUERY_CACHE = 512
 # noise (every Russian sentence scores ~0.55 against every entry) and cost ~20 ms on 2 cores.
 MIN_DENSE_TRUST = 0.5
 BRUTE_FORCE_MAX = 20_000
+LEMMA_TABLE = "anchorgpu-lemmas.json"  # beside the embedded index: the glossary's lemmas, for the next start
 _MARKUP = re.compile(r"</?[a-zA-Z][^<>]{0,200}>")  # HTML tags pasted with a question carry no meaning
 SURE_NAME = 0.999  # name evidence of an exact, full-coverage name match
 # A question "is" a name when that name covers at least this share of its content words. On the eval set,
@@ -322,4 +331,10 @@ def build_retriever(settings: Settings, entries: Sequence[GlossaryEntry] | None 
     entries = list(entries) if entries is not None else load_glossary(settings.data.data_dir)
     embedder = embedder_for(rag)
     index = open_index(rag, entries, embedder, rebuild=rebuild, with_vectors=len(entries) <= BRUTE_FORCE_MAX)
-    return HybridRetriever(entries, embedder, index.vectors, sync_report=index.report, collection=index.collection)
+    lemmas = rag.chroma_path / LEMMA_TABLE if not rag.chroma_url else None
+    known = load_lemma_table(lemmas) if lemmas is not None else 0
+    retriever = HybridRetriever(entries, embedder, index.vectors, sync_report=index.report,
+                                collection=index.collection)
+    if lemmas is not None and lemma_count() > known:  # words the table did not have yet
+        save_lemma_table(lemmas)
+    return retriever

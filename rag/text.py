@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import threading
-from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
 
 import pymorphy3
 import Stemmer
@@ -76,9 +80,61 @@ def words(text: str) -> list[str]:
     return _WORD.findall(fold(text))
 
 
-@lru_cache(maxsize=200_000)
+# word → lemma, computed here or by an earlier process (:func:`remember_lemmas`); bounded like a cache
+_LEMMAS: dict[str, str] = {}
+MAX_LEMMAS = 200_000
+
+
 def lemma(word: str) -> str:
     """Russian words → pymorphy3 normal form; Latin words → Snowball English stem; numbers as is."""
+    known = _LEMMAS.get(word)
+    if known is None:
+        if len(_LEMMAS) >= MAX_LEMMAS:
+            _LEMMAS.clear()
+        known = _LEMMAS[word] = _lemma(word)
+    return known
+
+
+def lemma_count() -> int:
+    """How many lemmas are known (computed or loaded) so far."""
+    return len(_LEMMAS)
+
+
+def load_lemma_table(path: Path) -> int:
+    """Lemmas an earlier process kept in ``path`` (:func:`save_lemma_table`), when made by the same analyzer
+    and canonical forms; returns how many were taken. A cold pymorphy3 parse of a glossary's ~3k words is
+    most of a fresh process's index build."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    if not isinstance(stored, dict) or stored.get("made_by") != _lemma_table_id():
+        return 0
+    table = stored.get("lemmas")
+    if not isinstance(table, dict) or len(_LEMMAS) + len(table) >= MAX_LEMMAS:
+        return 0
+    _LEMMAS.update({str(word): str(base) for word, base in table.items()})
+    return len(table)
+
+
+def save_lemma_table(path: Path) -> None:
+    """The lemmas computed so far, for the next start (written whole, then renamed; a failure only loses
+    the shortcut)."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_text(json.dumps({"made_by": _lemma_table_id(), "lemmas": dict(_LEMMAS)}, ensure_ascii=False),
+                           encoding="utf-8")
+        partial.replace(path)
+    except OSError:
+        partial.unlink(missing_ok=True)
+
+
+def _lemma_table_id() -> str:
+    canonical = hashlib.sha256(repr(sorted(CANONICAL.items())).encode()).hexdigest()[:16]
+    return f"pymorphy3 {version('pymorphy3')}, PyStemmer {version('PyStemmer')}, canonical {canonical}"
+
+
+def _lemma(word: str) -> str:
     if _CYRILLIC.search(word):
         base = str(_analyzer().parse(word)[0].normal_form).replace("ё", "е")
     elif word.isdigit():

