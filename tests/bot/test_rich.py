@@ -24,6 +24,12 @@ def _json(report: Report) -> list[dict]:  # type: ignore[type-arg]
     return InputRichMessage(blocks=to_blocks(report)).model_dump(mode="json", exclude_none=True)["blocks"]
 
 
+def _private_message(bot: Bot, chat_id: int, text: str) -> Message:
+    return Message.model_validate({
+        "message_id": 10, "date": 0, "text": text, "chat": {"id": chat_id, "type": "private"},
+        "from": {"id": chat_id, "is_bot": False, "first_name": "U", "language_code": "en"}}, context={"bot": bot})
+
+
 def _counted(report: Report) -> _RichBlockCount:
     count = _RichBlockCount()
     count.walk(_json(report))  # the stub's validation: align/valign, ≤ 20 columns, depth
@@ -182,10 +188,7 @@ async def test_fit_in_rich_mode_is_one_message_with_the_tables_and_the_chart(
         stub: TelegramStub, api_bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
     stub.rich_messages = True
     monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())
-    message = Message.model_validate({
-        "message_id": 10, "date": 0, "text": "/fit llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4",
-        "chat": {"id": 41, "type": "private"},
-        "from": {"id": 41, "is_bot": False, "first_name": "U", "language_code": "en"}}, context={"bot": api_bot})
+    message = _private_message(api_bot, 41, "/fit llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4")
     request = "llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4"
     await fit_router.send_fit(message, api_bot, fit_service(), request, "en", rich=RichReplies(enabled=True))
     [table] = stub.rich_calls(41)
@@ -210,10 +213,7 @@ async def test_fit_in_rich_mode_uploads_the_chart_again_when_telegram_forgot_it(
         stub: TelegramStub, api_bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
     stub.rich_messages = True
     monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())
-    message = Message.model_validate({
-        "message_id": 10, "date": 0, "text": "/fit llama-3.1-8b q4_k_m 1xL40S",
-        "chat": {"id": 43, "type": "private"},
-        "from": {"id": 43, "is_bot": False, "first_name": "U", "language_code": "en"}}, context={"bot": api_bot})
+    message = _private_message(api_bot, 43, "/fit llama-3.1-8b q4_k_m 1xL40S")
     rich = RichReplies(enabled=True)
     await fit_router.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en", rich=rich)
     stub.files.clear()  # Telegram no longer knows the file_id the bot remembered
@@ -227,10 +227,7 @@ async def test_fit_in_rich_mode_uploads_the_chart_again_when_telegram_forgot_it(
 async def test_fit_without_the_method_is_the_captioned_chart_of_before(stub: TelegramStub, api_bot: Bot,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())  # the stub's default: no sendRichMessage
-    message = Message.model_validate({
-        "message_id": 10, "date": 0, "text": "/fit llama-3.1-8b q4_k_m 1xL40S",
-        "chat": {"id": 42, "type": "private"},
-        "from": {"id": 42, "is_bot": False, "first_name": "U", "language_code": "en"}}, context={"bot": api_bot})
+    message = _private_message(api_bot, 42, "/fit llama-3.1-8b q4_k_m 1xL40S")
     await fit_router.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en",
                               rich=RichReplies(enabled=True))
     [photo] = stub.calls_to("sendPhoto", 42)
