@@ -48,6 +48,7 @@ from urllib.parse import urlparse
 import numpy as np
 from filelock import FileLock, Timeout
 
+from infra.files import write_atomically
 from infra.settings import RAGSettings
 from rag.dense import Embedder
 from rag.glossary import GlossaryEntry
@@ -167,10 +168,7 @@ def write_snapshot(folder: Path, version: str, entries: list[GlossaryEntry], vec
     path = _snapshot_path(folder, version)
     try:
         if not path.is_file():
-            partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-            with partial.open("wb") as out:
-                np.savez(out, ids=np.array([e.id for e in entries]), vectors=vectors)
-            partial.replace(path)
+            write_atomically(path, lambda out: np.savez(out, ids=np.array([e.id for e in entries]), vectors=vectors))
         for old in folder.glob(f"{SNAPSHOT_PREFIX}*.npz"):
             if old != path:
                 old.unlink(missing_ok=True)

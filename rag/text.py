@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
 import re
 import threading
 from importlib.metadata import version
@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pymorphy3
 import Stemmer
+
+from infra.files import write_atomically
 
 MAX_QUERY_CHARS = 500  # longer input is cut: a glossary question never needs more, and cost stays bounded
 _WORD = re.compile(r"[a-zа-я0-9]+(?:[.+][a-zа-я0-9]+)*")
@@ -80,7 +82,7 @@ def words(text: str) -> list[str]:
     return _WORD.findall(fold(text))
 
 
-# word → lemma, computed here or by an earlier process (:func:`remember_lemmas`); bounded like a cache
+# word → lemma, computed here or by an earlier process (:func:`load_lemma_table`); bounded like a cache
 _LEMMAS: dict[str, str] = {}
 MAX_LEMMAS = 200_000
 
@@ -120,13 +122,9 @@ def load_lemma_table(path: Path) -> int:
 def save_lemma_table(path: Path) -> None:
     """The lemmas computed so far, for the next start (written whole, then renamed; a failure only loses
     the shortcut)."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        partial.write_text(json.dumps({"made_by": _lemma_table_id(), "lemmas": dict(_LEMMAS)}, ensure_ascii=False),
-                           encoding="utf-8")
-        partial.replace(path)
-    except OSError:
-        partial.unlink(missing_ok=True)
+    table = json.dumps({"made_by": _lemma_table_id(), "lemmas": _LEMMAS}, ensure_ascii=False).encode()
+    with contextlib.suppress(OSError):
+        write_atomically(path, lambda out: out.write(table))
 
 
 def _lemma_table_id() -> str:
