@@ -54,7 +54,6 @@ class ChartPhotos:
             reply_parameters=reply_parameters(target.reply_to_message_id if reply else None),
             reply_markup=reply_markup), "sendPhoto")
 
-
     def remembered(self, key: tuple[int, ChartKey]) -> str | None:
         return self._file_ids.get(key)
 
@@ -100,12 +99,11 @@ class ChartBlock:
 
 
 def rich_photo_file_id(rich_message: Any) -> str | None:
-    """The largest size's ``file_id`` of the first photo block of a returned rich message (JSON or model)."""
-    blocks = rich_message.get("blocks") if isinstance(rich_message, dict) else getattr(rich_message, "blocks", None)
-    for block in blocks or ():
-        data = block if isinstance(block, dict) else block.model_dump()
-        if data.get("type") == "photo" and data.get("photo"):
-            return str(data["photo"][-1]["file_id"])
+    """The largest size's ``file_id`` of the first photo block of a returned rich message (the JSON a
+    :class:`bot.rich.SentRichMessage` keeps unparsed)."""
+    for block in (rich_message or {}).get("blocks") or ():
+        if block.get("type") == "photo" and block.get("photo"):
+            return str(block["photo"][-1]["file_id"])
     return None
 
 

@@ -351,34 +351,38 @@ async def try_rich(bot: Bot, target: Target, report: Report, *, lang: Lang, rich
     for number, part in enumerate(parts):
         last = number == len(parts) - 1
         reply_to = target.reply_to_message_id if reply and number == 0 else None
-        with_photo = photo is not None and last
-        blocks = blocks_json(part)
-        fresh = False
-        while True:
-            extra = [await photo.block(fresh=fresh)] if with_photo and photo is not None else []
-            # constructed, not validated: the blocks are already the JSON (see blocks_json)
-            method = SendRichTable.model_construct(
-                chat_id=target.chat_id,
-                rich_message=InputRichMessage.model_construct(blocks=blocks + extra),  # type: ignore[arg-type]
-                message_thread_id=target.thread_id, reply_parameters=reply_parameters(reply_to),
-                reply_markup=reply_markup if last else None)
-            try:
-                message = await with_retry_after(partial(bot, method), "sendRichMessage")
-            except TelegramRetryAfter:
-                raise
-            except TelegramBadRequest as exc:
-                if with_photo and photo is not None and photo.reused_file_id and not fresh \
-                        and "file" in exc.message.lower():
-                    fresh = True  # Telegram forgot the remembered chart: upload it again
-                    continue
-                return await _refused(bot, target, rich, exc, parts, number, sent, reply_markup)
-            except (TelegramAPIError, ValidationError) as exc:
-                return await _refused(bot, target, rich, exc, parts, number, sent, reply_markup)
-            break
-        if with_photo and photo is not None:
-            photo.sent(message)
+        part_photo = photo if last else None
+        try:
+            message = await _send_part(bot, target, blocks_json(part), reply_to,
+                                       reply_markup if last else None, part_photo)
+        except TelegramRetryAfter:
+            raise
+        except (TelegramAPIError, ValidationError) as exc:
+            return await _refused(bot, target, rich, exc, parts, number, sent, reply_markup)
+        if part_photo is not None:
+            part_photo.sent(message)
         sent.append(message)
     return sent
+
+
+async def _send_part(bot: Bot, target: Target, blocks: list[dict[str, Any]], reply_to: int | None,
+                     reply_markup: Any, photo: RichPhoto | None) -> Message:
+    """One rich message, ``photo`` last; a remembered chart Telegram no longer knows is uploaded again, once."""
+    async def send(fresh: bool) -> Message:
+        extra = [await photo.block(fresh=fresh)] if photo is not None else []
+        # constructed, not validated: the blocks are already the JSON (see blocks_json)
+        method = SendRichTable.model_construct(
+            chat_id=target.chat_id, rich_message=InputRichMessage.model_construct(blocks=blocks + extra),  # type: ignore[arg-type]
+            message_thread_id=target.thread_id, reply_parameters=reply_parameters(reply_to),
+            reply_markup=reply_markup)
+        return await with_retry_after(partial(bot, method), "sendRichMessage")
+
+    try:
+        return await send(fresh=False)
+    except TelegramBadRequest as exc:
+        if photo is None or not photo.reused_file_id or "file" not in exc.message.lower():
+            raise
+        return await send(fresh=True)
 
 
 async def _refused(bot: Bot, target: Target, rich: RichReplies, exc: Exception, parts: list[Report], number: int,
