@@ -17,6 +17,7 @@ from rag.text import STOPWORDS, compact, content_lemmas, lemma, words
 MAX_NGRAM = 6  # the longest alias ("кэш ключей и значений") is five words
 FUZZY_MIN_CHARS = 4  # shorter n-grams only match exactly: fuzzy "ssh" would hit "sft"
 FUZZY_CUTOFF = 84.0  # rapidfuzz ratio; one typo in a 7-letter word ≈ 86
+ONE_SIDE = 0.5  # what a comparison entry named by one of its sides only keeps of its name score
 _CYRILLIC = re.compile(r"[а-я]")
 
 
@@ -83,7 +84,9 @@ class NameIndex:
     counted once, at the best quality that matched it), so "KV cache" in "what is a KV cache" beats
     "cache" in a longer unrelated question, and "GGML и GGUF" beats "GGUF" when both names are asked.
     Match quality: exact spelling 1.0, same lemmas/stems 0.85, a part of a compound entry ("GGUF" in
-    "GGML и GGUF") 0.8, a typo 0.9 × similarity.
+    "GGML и GGUF") 0.8, a typo 0.9 × similarity. A compound entry named by one of its parts only counts
+    ``ONE_SIDE``: the parts are there so that asking about both sides finds the comparison, and "what is
+    DreamBooth" asks about DreamBooth, not about "LoRA и DreamBooth".
     """
 
     def __init__(self, names_per_entry: Sequence[Sequence[str]],
@@ -91,17 +94,26 @@ class NameIndex:
                  known_words: set[str] | None = None) -> None:
         self._surface: dict[str, dict[int, float]] = defaultdict(dict)  # "kvкэш" → {entry: quality}
         self._lemma: dict[str, dict[int, float]] = defaultdict(dict)  # "кэш ключ и значение" → …
+        self._part_of: dict[str, dict[int, int]] = defaultdict(dict)  # a part's key → {compound: part number}
+        self._named_parts: dict[int, set[int]] = {}
         parts = parts_per_entry or [() for _ in names_per_entry]
         for position, (names, entry_parts) in enumerate(zip(names_per_entry, parts, strict=True)):
+            own = {compact("".join(words(name))) for name in names}
+            # a part that is also the entry's own name ("RAG", an alias of "RAG и fine-tuning") names it
+            self._named_parts[position] = {number for number, part in enumerate(entry_parts)
+                                           if compact("".join(words(part))) in own}
             for quality, group in ((1.0, names), (0.8, entry_parts)):
-                for name in group:
+                for number, name in enumerate(group):
                     name_words = words(name)
                     if not name_words:
                         continue
-                    surface = self._surface[compact("".join(name_words))]
+                    surface_key, lemma_key = compact("".join(name_words)), self._lemma_key(name_words)
+                    surface = self._surface[surface_key]
                     surface[position] = max(surface.get(position, 0.0), quality)
-                    lemma_key = self._lemma[self._lemma_key(name_words)]
-                    lemma_key[position] = max(lemma_key.get(position, 0.0), quality * 0.85)
+                    lemmas = self._lemma[lemma_key]
+                    lemmas[position] = max(lemmas.get(position, 0.0), quality * 0.85)
+                    if quality < 1.0:
+                        self._part_of[surface_key][position] = self._part_of[lemma_key][position] = number
         # Typo candidates bucketed by (length, first letter) and (length, second letter): fuzz.ratio ≥ 84
         # needs lengths within ×0.72..×1.38, and a typo rarely hits both of the first two letters, so a
         # lookup scans ~1% of the names instead of all of them (what keeps 100k entries fast).
@@ -125,6 +137,7 @@ class NameIndex:
         weights = [0 if w in STOPWORDS else len(w) for w in query_words]
         content_chars = sum(weights) or 1
         covered: dict[int, dict[int, float]] = defaultdict(dict)  # entry → {word position: quality}
+        sides: dict[int, set[int]] = defaultdict(set)  # compound entry → the parts of it the question names
         unmatched: list[tuple[str, range]] = []
         for n in range(min(MAX_NGRAM, len(query_words)), 0, -1):
             for start in range(len(query_words) - n + 1):
@@ -142,6 +155,8 @@ class NameIndex:
                     for position, quality in table.get(lookup, {}).items():
                         self._cover(covered[position], span, quality * factor)
                         found = True
+                    for position, number in self._part_of.get(lookup, {}).items():
+                        sides[position].add(number)
                 # typo lookup only where a word is unknown to every name: known words need none, and
                 # the lookup is the one part whose cost grows with the glossary
                 if (not found and fuzzy and n <= 2 and len(key) >= FUZZY_MIN_CHARS
@@ -152,9 +167,14 @@ class NameIndex:
                                                    score_cutoff=FUZZY_CUTOFF, limit=3):
                 for position, quality in self._surface[match].items():
                     self._cover(covered[position], span, 0.9 * quality * ratio / 100.0)
+                for position, number in self._part_of.get(match, {}).items():
+                    sides[position].add(number)
         scored = []
         for position, per_word in covered.items():
             score = sum(q * weights[i] for i, q in per_word.items()) / content_chars
+            named = sides.get(position, set())
+            if len(named) == 1 and not named <= self._named_parts[position]:
+                score *= ONE_SIDE
             best_quality = max(per_word.values())
             scored.append((position, score, best_quality))
         scored.sort(key=lambda item: (-item[1], item[0]))

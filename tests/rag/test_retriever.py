@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from rag.glossary import GlossaryEntry
+from rag.lexical import NameIndex, Ranked
 from rag.retriever import PROFILES, HybridRetriever
 from tests.rag.support import MINILM, shared_retriever
 
@@ -77,6 +79,35 @@ def test_the_default_embedder_counts_for_russian_questions(retriever: HybridRetr
     assert "dense" in ranked and ranked["dense"].order
     assert retriever.entries[ranked["dense"].order[0]].concept == "tensor-parallelism"
     assert retriever.thresholds == PROFILES["e5"].thresholds and retriever.weights == PROFILES["e5"].weights
+
+
+def test_score_fusion_keeps_how_far_ahead_a_method_is() -> None:
+    """Ranks make a wide BM25 lead and a dense lead of a hundredth of a cosine equal; scores do not."""
+    ranked = {"bm25": Ranked([0, 1, 2], [9.6, 4.8, 3.0], 0.9),
+              "dense": Ranked([1, 2, 0, 3, 4, 5, 6, 7], [0.894, 0.876, 0.872, 0.84, 0.83, 0.82, 0.81, 0.80], 0.89)}
+    entries = [GlossaryEntry(id=f"e{i}", term=f"Term {i}", aliases=(), definition=f"Definition {i}.",
+                             source="test.txt", category="test", concept=f"e{i}") for i in range(8)]
+    by_score = HybridRetriever(entries, None, None, weights={"bm25": 1.0, "dense": 1.0}, fusion="score")
+    by_rank = HybridRetriever(entries, None, None, weights={"bm25": 1.0, "dense": 1.0}, fusion="rank")
+    assert by_score.fuse(ranked)[0][0] == 0
+    assert by_rank.fuse(ranked)[0][0] == 1
+    unanimous = {"bm25": Ranked([0, 1], [5.0, 1.0], 0.9), "dense": Ranked([0, 1], [0.9, 0.8], 0.9)}
+    for retriever in (by_score, by_rank):
+        assert retriever.fuse(unanimous)[0] == (0, 1.0)
+
+
+def test_a_comparison_named_by_one_side_counts_half() -> None:
+    """"what is DreamBooth" asks about DreamBooth; both sides named ask about the comparison."""
+    names = NameIndex([("DreamBooth",), ("LoRA",), ("LoRA и DreamBooth",)], [(), (), ("LoRA", "DreamBooth")])
+    one_side = names.search("what is dreambooth", 3)
+    assert one_side.order[0] == 0 and dict(zip(one_side.order, one_side.scores, strict=True))[2] == 0.4
+    both = names.search("чем LoRA отличается от DreamBooth", 3)
+    assert both.order[0] == 2
+
+
+def test_the_default_embedder_fuses_by_score(retriever: HybridRetriever) -> None:
+    assert retriever.fusion == PROFILES["e5"].fusion == "score"
+    assert retriever.search("what is dreambooth", k=1).hits[0].entry.concept == "dreambooth"
 
 
 @pytest.fixture(scope="module")
