@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from rag.context import Comparison
 from rag.glossary import GlossaryEntry
-from rag.text import content_lemmas
+from rag.text import content_lemmas, words
 from rag.verification import SENTENCE_END
 
 MAX_SENTENCES = 3  # of one entry, for a question that is not a definition
@@ -49,15 +49,23 @@ def quote_entry(entry: GlossaryEntry, question: str | None = None) -> Quote:
     return Quote(entry, " ".join(sentences[i] for i in chosen))
 
 
-def definition_quotes(entries: Sequence[GlossaryEntry]) -> list[Quote]:
-    """The first concept's definitions: one per source file (several seeds may define it)."""
+def definition_quotes(entries: Sequence[GlossaryEntry], question: str = "") -> list[Quote]:
+    """The first concept's definitions: one per source file (several seeds may define it). Of one file's
+    entries, the one with the longest headword the question names comes first: "What is LoRA?" asks for
+    «LoRA», not for «LoRA для Stable Diffusion», which has LoRA as an alias."""
     if not entries:
         return []
     concept = entries[0].concept
+    asked = f" {' '.join(words(question))} "
+    def named(entry: GlossaryEntry) -> int:
+        headword = words(entry.term)
+        return len(headword) if f" {' '.join(headword)} " in asked else 0
+
+    ordered = sorted((entry for entry in entries if entry.concept == concept), key=lambda entry: -named(entry))
     seen_sources: set[str] = set()
     quotes = []
-    for entry in entries:
-        if entry.concept == concept and entry.source not in seen_sources:
+    for entry in ordered:
+        if entry.source not in seen_sources:
             seen_sources.add(entry.source)
             quotes.append(quote_entry(entry))
     return quotes[:2]
@@ -73,7 +81,7 @@ def answering_quotes(entries: Sequence[GlossaryEntry], question: str) -> list[Qu
 
 def comparison_quotes(comparison: Comparison) -> list[Quote]:
     """Both sides' own definitions, a comparison entry naming both, and 003's «Не путать с…» notes."""
-    quotes = [quote_entry(comparison.left[0]), quote_entry(comparison.right[0])]
+    quotes = [quote_entry(side[0]) for side in (comparison.left, comparison.right) if side]
     for entry in comparison.joint[:1]:
         quotes.append(quote_entry(entry))
     shown = {quote.entry.id for quote in quotes}

@@ -42,3 +42,16 @@ def test_each_side_resolves_to_its_own_concept() -> None:
     assert found is not None
     assert found.left[0].concept != found.right[0].concept
     assert "lora" in found.left[0].concept and "qlora" in found.right[0].concept
+
+
+def test_a_side_named_only_by_the_comparison_entry_is_answered_by_it() -> None:
+    """The glossary has no entry of its own for RAG, only "RAG и fine-tuning": that entry answers."""
+    from rag.extractive import comparison_quotes
+
+    entries = load_glossary(DATA_DIR)
+    retriever = HybridRetriever(entries, None, None)
+    found = resolve_comparison(retriever, entries, "чем RAG отличается от fine-tuning?")
+    assert found is not None and [e.id for e in found.joint] == ["003-rag-vs-fine-tuning"]
+    quoted = [quote.entry.id for quote in comparison_quotes(found)]
+    assert "003-rag-vs-fine-tuning" in quoted and any(e.concept == "fine-tuning" for e in found.right)
+    assert resolve_comparison(retriever, entries, "чем RAG отличается от борща?") is None

@@ -1,0 +1,27 @@
+"""The extractive floor: which of the glossary's sentences are quoted for a definition."""
+
+from __future__ import annotations
+
+from rag.extractive import definition_quotes
+from rag.glossary import GlossaryEntry
+
+
+def lora(id_: str, term: str, definition: str, *aliases: str) -> GlossaryEntry:
+    return GlossaryEntry(id=id_, term=term, aliases=aliases, definition=definition, source="000_seed.txt",
+                         category="training", concept="lora")
+
+
+NARROW = lora("lora-sd", "LoRA для Stable Diffusion", "Лёгкие адаптеры для Stable Diffusion.", "LoRA")
+GENERAL = lora("lora", "LoRA", "Low-Rank Adaptation — обучение только матриц малого ранга.", "лора")
+
+
+def test_the_entry_whose_headword_is_asked_is_quoted() -> None:
+    """One file defines the concept twice: the question's own headword wins over an alias, in any rank."""
+    assert [q.entry.id for q in definition_quotes([NARROW, GENERAL], "What is LoRA?")] == ["lora"]
+    asked_narrow = definition_quotes([GENERAL, NARROW], "что такое LoRA для Stable Diffusion")
+    assert [q.entry.id for q in asked_narrow] == ["lora-sd"]
+
+
+def test_without_a_named_headword_retrieval_order_stands() -> None:
+    assert [q.entry.id for q in definition_quotes([NARROW, GENERAL], "что такое лора")] == ["lora-sd"]
+    assert [q.entry.id for q in definition_quotes([GENERAL, NARROW], "что такое лора")] == ["lora"]
