@@ -11,7 +11,8 @@ in an edit, not in the final message:
 * **subject** — a sentence about concept X is supported by X's own entries, not a neighbour's, and does
   not carry more of a neighbour's distinctive words than of X's (swapped definitions);
 * **polarity** — the sentence negates what its closest source sentence states, or the reverse;
-* **yes/no** — a yes or a no is never the model's: the company's rules answer those (:mod:`rag.rules`).
+* **yes/no** — a yes or a no is never the model's: the company's rules answer those (:mod:`rag.rules`);
+* **language** — a sentence with no Russian word does not answer a Russian question.
 
 :class:`SentenceVerifier` checks sentences as they complete while the answer streams; the answer is the
 sentences that passed, with their citations renumbered in the order the sources are listed.
@@ -42,6 +43,9 @@ SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?!\[)|\n+")
 # A number a sentence states: not the digits of a name (H100, FP16, Q4_K_M), but 80 in "80 ГБ" or "80GB".
 _NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё\d_.,])(\d+(?:[.,]\d+)?)")
 _ANY_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+# A Russian question answered by a sentence without one Russian word got an English answer, not a
+# Russian one ("Loss scaling is necessary for training in FP16 [1]" to «нужен ли loss scaling…?»)
+_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 # "вместо хранения" / "instead of storing" negate what they govern: a sentence that "stores" restates a
 # source that recomputes "instead of storing" with the opposite polarity
 _NEGATIONS = frozenset({"не", "нет", "ни", "нельзя", "невозможно", "без", "вместо", "not", "no", "never",
@@ -55,7 +59,7 @@ _YES_NO_QUESTION = re.compile(
     r"(?i)(\bли\b|^\s*(правда|верно|можно|нужно|надо|должен|обязательно)\b|^\s*(is|are|do|does|did|can|could|will|"
     r"would|should|must|has|have|was|were|may)\b)")
 
-Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "class"]
+Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "class", "language"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,8 @@ class SentenceVerifier:
         body = strip_citations(sentence).strip()
         if not body:
             return SentenceCheck(body, ())
+        if self.answer_lang == "ru" and not _CYRILLIC.search(body):
+            return SentenceCheck(body, (), "language")
         lemmas = set(content_lemmas(body))
         key = compact(body)
         # support is what the sentence says beyond naming the entry: "DDP is a fully sharded method [1]"

@@ -83,3 +83,12 @@ def test_a_definition_that_puts_its_subject_in_the_wrong_class_is_rejected() -> 
     assert verifier.check("BM25 не является нейросетью и относится к традиционным методам поиска [1].").ok
     # a class no cited entry names
     assert verifier.check("BM25 — это трансформер для текстового поиска [1].").rejected in ("class", "unsupported")
+
+
+def test_an_english_sentence_does_not_answer_a_russian_question() -> None:
+    question = "нужен ли loss scaling при обучении в FP16?"
+    english = "Loss scaling is necessary for training in FP16 [1]."
+    assert SentenceVerifier(context("000-fp16"), question, "ru").check(english).rejected == "language"
+    assert SentenceVerifier(context("000-fp16"), question, "en").check(english).rejected != "language"
+    russian = "FP16 требует loss scaling из-за узкого диапазона [1]."
+    assert SentenceVerifier(context("000-fp16"), question, "ru").check(russian).rejected != "language"
