@@ -49,4 +49,5 @@ def build_backend(settings: LLMSettings) -> LLMBackend:
     from models.llama_backend import LlamaCppBackend
 
     return LlamaCppBackend(settings.model_path, n_gpu_layers=settings.n_gpu_layers, n_ctx=settings.n_ctx,
-                           n_batch=settings.n_batch, threads=settings.threads)
+                           n_batch=settings.n_batch, threads=settings.threads,
+                           prompt_cache_mb=settings.prompt_cache_mb)

@@ -82,3 +82,32 @@ async def test_corrupt_model_file_is_reported(tmp_path: Path, content: bytes | s
     with pytest.raises(LLMUnavailableError, match=r"corrupt\.gguf"):
         await llm.load()
     await llm.aclose()
+
+
+async def test_the_prompt_cache_keeps_both_prefixes_and_changes_no_answer() -> None:
+    """Alternating system prompts (the answerer's retry under Russian rules, then the next question under
+    the default ones) restore a cached state instead of evaluating again; the text is the same."""
+    other = [ChatMessage("system", "Ты полезный ассистент. Отвечай по-русски."), MESSAGES[1]]
+    greedy = GenerationParams(max_tokens=8, temperature=0.0)
+
+    async def texts(llm: LlamaCppBackend) -> list[str]:
+        out = []
+        for messages in (MESSAGES, other, MESSAGES, other):
+            out.append("".join([c.text async for c in llm.stream(messages, greedy) if isinstance(c, TextDelta)]))
+        return out
+
+    cached = LlamaCppBackend(SMALL_MODEL, n_ctx=1024, threads=2, prompt_cache_mb=64)
+    plain = LlamaCppBackend(SMALL_MODEL, n_ctx=1024, threads=2)
+    for llm in (cached, plain):
+        await llm.load()
+    try:
+        assert await texts(cached) == await texts(plain)
+        states = list(cached.llama.cache.cache_state)
+        starts = {tuple(state[:12]) for state in states}
+        assert len(states) >= 2 and len(starts) == 2, "one state per system prompt"
+        assert plain.llama.cache is None
+        cached.reset_cache()
+        assert not cached.llama.cache.cache_state, "a cold start is cold"
+    finally:
+        for llm in (cached, plain):
+            await llm.aclose()
