@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import AsyncGenerator
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +51,14 @@ def check_gguf_file(path: Path) -> None:
         magic = fh.read(4)
     if magic != GGUF_MAGIC:
         raise LLMUnavailableError(f"not a GGUF model file (bad header): {path}")
+
+
+def available_cpus() -> int:
+    """The cores this process may run on (a container's CPU set, not the host's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 class LlamaCppBackend:
@@ -96,9 +105,11 @@ class LlamaCppBackend:
             "seed": self.seed,
             "verbose": False,
         }
-        if self.threads:
-            kwargs["n_threads"] = self.threads
-            kwargs["n_threads_batch"] = self.threads
+        # llama-cpp-python decodes on half the cores by default: on 2 cores that is one thread, 25 tokens/s
+        # where two give 40 (measured side by side), and every answer waits on decoding
+        threads = self.threads or available_cpus()
+        kwargs["n_threads"] = threads
+        kwargs["n_threads_batch"] = threads
         llm = llama_cpp.Llama(**kwargs)
         if self.prompt_cache_mb:
             llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=self.prompt_cache_mb << 20))
