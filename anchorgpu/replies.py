@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from app.intents import Intent
 from app.services import Services
 from app.views.answer import render_caveats
-from app.views.catalog import render_rule_answer, render_spec_answer
+from app.views.catalog import CATALOG_INTENTS, render_rule_answer, render_spec_answer
 from app.views.fit import render
 from app.views.prices import render_price_answer
 from gpu.fit.request import FitInputError
@@ -70,7 +70,7 @@ def _catalog_reply(text: str, source_id: str, source: str, lang: Lang) -> dict[s
 async def reply_to_question(services: Services, question: str, *, lang: Lang | None,
                             conversation: str | None, out: TextIO | None) -> dict[str, Any]:
     """Answer one question; print the reply to ``out`` (streamed) when given; return the JSON document."""
-    previous = await services.answerer.previous_question(conversation) if services.answerer is not None else None
+    previous = await services.answerer.previous_questions(conversation) if services.answerer is not None else []
     intent = services.intents.classify_question(question, previous)
     reply_lang: Lang = lang or detect_lang(question)
     document: dict[str, Any] = {}
@@ -101,6 +101,9 @@ async def reply_to_question(services: Services, question: str, *, lang: Lang | N
         answerer = await services.ensure_answerer()
         answer = await stream_answer(answerer, question, conversation, lang, out)
         return answer.to_json()
+    if services.answerer is not None and intent.kind in CATALOG_INTENTS:
+        # a follow-up ("а у неё?") takes its subject from this question; a fit reply is not one to follow
+        await services.answerer.remember_reply(conversation, question, document["answer"])
     if out is not None:
         out.write(document["answer"] + "\n")
         out.flush()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -101,20 +102,29 @@ class IntentClassifier:
             return Intent("command", text[command.end():].strip(), command=command.group(1).lower())
         return self.classify_question(text)
 
-    def classify_question(self, question: str, previous: str | None = None) -> Intent:
+    def classify_question(self, question: str, previous: Sequence[str] = ()) -> Intent:
         """The intent of a question (no command parsing: ``/ask TEXT`` and addressed group messages).
 
-        ``previous``: the user's previous question in this conversation. A follow-up that asks for a spec
-        ("а какая у неё пропускная способность?" after "что такое H200?") takes its GPU from there.
+        ``previous``: the user's earlier questions in this conversation, the last one first. A follow-up
+        that asks for a spec ("а какая у неё пропускная способность?" after "что такое H200?") takes its GPU
+        from the last of them that names one, across follow-ups that name none ("а сколько у неё памяти?"
+        next), but not across a question on something else.
         """
         intent = self._classify(question.strip())
         if intent.kind == "glossary" and previous and looks_like_follow_up(question):
             fields = spec_fields_asked(question)
-            named = self.gpus_named(previous) if fields else []
+            named = self._gpus_followed(previous) if fields else []
             if named and not self.gpus_named(question):
                 return Intent("gpu_spec", question.strip(), gpu_ids=tuple(spec.id for spec in named),
                               spec_fields=fields)
         return intent
+
+    def _gpus_followed(self, previous: Sequence[str]) -> list[GPUSpec]:
+        for earlier in previous:
+            named = self.gpus_named(earlier)
+            if named or not looks_like_follow_up(earlier):
+                return named
+        return []
 
     def _classify(self, question: str) -> Intent:
         if PRICE_QUESTION.search(question):

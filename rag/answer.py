@@ -21,9 +21,10 @@ streaming, cancellation), :mod:`rag.verification` (every sentence checked before
 * a definition or a comparison: the glossary's sentences verbatim (``status="extractive"``): the
   definition is the answer, and a small model swaps the sides of a comparison;
 * otherwise the model answers from the context; only sentences that pass verification are streamed and
-  kept. None passing: one retry with the first concept alone, then the glossary's sentences verbatim with a
-  notice (``status="fallback"``, ``grounded=False``); so too when the model fails, times out, the queue is
-  full (``"busy"``) or no model could load (``"unavailable"``).
+  kept. None passing: one retry with the first concept alone (streamed the same way: nothing was shown
+  yet), then the glossary's sentences verbatim with a notice (``status="fallback"``, ``grounded=False``);
+  so too when the model fails, times out, the queue is full (``"busy"``) or no model could load
+  (``"unavailable"``).
 
 ``Done`` always comes last, exactly once. Stopping iteration early (or cancelling the consuming task)
 cancels the generation too.
@@ -76,6 +77,8 @@ class Answer:
     quotes: tuple[Quote, ...] = ()  # the glossary's words shown verbatim, numbered like the sources
     rejected: tuple[SentenceCheck, ...] = field(default=(), compare=False)  # generated, never shown
     caveats: tuple[Caveat, ...] = ()  # the cited seeds' own disclaimers, shown verbatim after the answer
+    # to the model's first token: what an unverified stream would have shown first (0: no model ran)
+    first_token_s: float = field(default=0.0, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The ``anchorgpu ask --json`` contract."""
@@ -167,18 +170,20 @@ class Answerer:
         return self.queue.cancel(key)
 
     async def warm_up(self) -> None:
-        """Evaluate the static part of the prompt once, so the first real question finds it cached."""
+        """Evaluate the static parts of the prompts once, so the first real question finds them cached: the
+        Russian rules of a retry first, the default rules last (what the backend keeps without a cache)."""
         if self.backend is None:
             return
         ticket = self.queue.enqueue("warm-up")
         try:
             async for _ in ticket.wait_turn():
                 pass
-            messages = build_messages("?", [], [], "ru")
-            stream = self.backend.stream(messages, GenerationParams(max_tokens=1, temperature=0.0))
-            async with contextlib.aclosing(stream) as chunks:
-                async for _chunk in chunks:
-                    pass
+            for native_rules in (True, False):
+                messages = build_messages("?", [], [], "ru", native_rules=native_rules)
+                stream = self.backend.stream(messages, GenerationParams(max_tokens=1, temperature=0.0))
+                async with contextlib.aclosing(stream) as chunks:
+                    async for _chunk in chunks:
+                        pass
         except (GenerationError, LLMUnavailableError) as exc:
             log.warning("warm-up failed: %s", exc)
         finally:
@@ -267,9 +272,13 @@ class Answerer:
         answer = self._finish(question, attempt, entries, lang)
         focused = [entry for entry in entries if entry.concept == entries[0].concept]
         if answer.status == "fallback" and attempt.result.failure is None and not attempt.stream.answer.text:
-            retried = await self._retry_focused(question, focused, history, lang, params, started, attempt,
-                                                owner, conversation_key, cancel_key)
-            answer = retried or answer
+            async for retry_event in self._retry_focused(question, focused, history, lang, params, started,
+                                                         attempt, owner, conversation_key, cancel_key):
+                if isinstance(retry_event, Answer):
+                    answer = retry_event
+                else:
+                    yield retry_event
+        answer = replace(answer, first_token_s=attempt.result.ttft_s)
         yield Done(await self._remember(conversation_key, question, answer))
 
     async def recover(self, question: str, *, lang: Lang | None = None) -> Answer:
@@ -299,7 +308,7 @@ class Answerer:
         if comparison is not None:
             quotes = comparison_quotes(comparison)
         elif is_definition_question(question) and not follow_up:
-            quotes = definition_quotes(entries)
+            quotes = definition_quotes(entries, question)
         else:
             return None
         if not quotes:
@@ -320,10 +329,10 @@ class Answerer:
 
     async def _attempt(self, question: str, entries: list[GlossaryEntry], history: Sequence[Turn], lang: Lang,
                        params: GenerationParams, owner: str, conversation_key: str | None, started: float,
-                       timeout_s: float, *, native_rules: bool = False, stream: bool = True,
+                       timeout_s: float, *, native_rules: bool = False,
                        cancel_key: str | None = None,
                        ) -> AsyncGenerator[Queued | Generating | Delta | _Attempt | QueueFullError, None]:
-        """One generation: its verified sentences as Deltas (when ``stream``), then the :class:`_Attempt`."""
+        """One generation: its verified sentences as Deltas, then the :class:`_Attempt`."""
         assert self.backend is not None
         try:
             ticket = self.queue.enqueue(owner, tag=conversation_key, key=cancel_key)
@@ -339,53 +348,53 @@ class Answerer:
                 if isinstance(event, Waiting):
                     yield Queued(event.position, event.eta_s)
                 elif isinstance(event, RawText):
-                    if stream and not verified.started:
+                    if not verified.started:
                         verified.started = True
                         yield Generating()
                     shown = verified.feed(event.text)
-                    if shown and stream:
+                    if shown:
                         attempt.first_shown_s = attempt.first_shown_s or time.monotonic() - started
                         yield Delta(shown)
                 else:
                     attempt.result = event
         if attempt.result.failure is None:
             tail = verified.flush()
-            if tail and stream:
+            if tail:
                 attempt.first_shown_s = attempt.first_shown_s or time.monotonic() - started
                 yield Delta(tail)
         yield attempt
 
     async def _retry_focused(self, question: str, focused: list[GlossaryEntry], history: Sequence[Turn],
                              lang: Lang, params: GenerationParams, started: float, first: _Attempt,
-                             owner: str, conversation_key: str | None,
-                             cancel_key: str | None = None) -> Answer | None:
+                             owner: str, conversation_key: str | None, cancel_key: str | None = None,
+                             ) -> AsyncGenerator[Queued | Delta | Answer, None]:
         """One more try when no sentence of the model's answer passed: only the best concept in the context,
         and the rules stated in the answer's language.
 
         With distractors in the context, the default 0.5B model sometimes writes something no entry
         supports, and under English rules it often answers a Russian question in English; given the one
-        concept retrieval ranked first and Russian rules, it mostly paraphrases that entry in Russian. The
-        retry is not streamed: its final text replaces what was shown. None keeps the first outcome.
+        concept retrieval ranked first and Russian rules, it mostly paraphrases that entry in Russian. Its
+        verified sentences stream like the first attempt's (the first showed none); its :class:`Answer`
+        comes last when it answered, else nothing, and the first outcome stands.
         """
         remaining = self.timeout_s - (time.monotonic() - started)
         if remaining < MIN_RETRY_S:
-            return None
+            return
         second: _Attempt | None = None
         async for event in self._attempt(question, focused, history, lang, params, owner, conversation_key,
-                                         started, remaining, native_rules=True, stream=False,
-                                         cancel_key=cancel_key):
+                                         started, remaining, native_rules=True, cancel_key=cancel_key):
             if isinstance(event, _Attempt):
                 second = event
             elif isinstance(event, QueueFullError):
-                return None
+                return
+            elif isinstance(event, Queued | Delta):
+                yield event
         if second is None or second.result.failure not in (None, "cancelled"):
-            return None
+            return
         answer = self._finish(question, second, focused, lang)
-        if answer.status not in ("answered", "cancelled"):
-            return None
-        return replace(answer, ttft_s=second.result.ttft_s if not first.first_shown_s else first.first_shown_s,
-                       tokens=first.result.tokens + second.result.tokens,
-                       rejected=(*first.stream.answer.rejected, *answer.rejected))
+        if answer.status in ("answered", "cancelled"):
+            yield replace(answer, tokens=first.result.tokens + second.result.tokens,
+                          rejected=(*first.stream.answer.rejected, *answer.rejected))
 
     def _finish(self, question: str, attempt: _Attempt, entries: list[GlossaryEntry], lang: Lang) -> Answer:
         verified, result = attempt.stream.answer, attempt.result
@@ -418,18 +427,27 @@ class Answerer:
 
     async def _remember(self, key: str | None, question: str, answer: Answer) -> Answer:
         """Store the turn (a fallback too, so a follow-up can lean on it; a stopped answer not)."""
-        if answer.status != "cancelled" and self.conversations is not None and key:
-            try:
-                await self.conversations.append(key, question, answer.text)
-            except Exception:  # history is a convenience; the answer must still arrive
-                log.exception("could not store the conversation turn")
+        if answer.status != "cancelled":
+            await self.remember_reply(key, question, answer.text)
         return answer
 
-    async def previous_question(self, key: str | None) -> str | None:
-        """The user's last question in this conversation (the intent of a follow-up may depend on it)."""
+    async def remember_reply(self, key: str | None, question: str, text: str) -> None:
+        """Store a turn the fronts answered without the answerer (a catalog, price or rule reply), so that a
+        follow-up ("а какая у неё пропускная способность?" after "сколько памяти у H200?") finds the question
+        it follows."""
+        if self.conversations is None or not key:
+            return
+        try:
+            await self.conversations.append(key, question, text)
+        except Exception:  # history is a convenience; the reply has been sent
+            log.exception("could not store the conversation turn")
+
+    async def previous_questions(self, key: str | None) -> list[str]:
+        """The user's earlier questions in this conversation, the last one first (the intent of a follow-up
+        may depend on them)."""
         if not key:
-            return None
-        return next((turn.text for turn in reversed(await self._history(key)) if turn.role == "user"), None)
+            return []
+        return [turn.text for turn in reversed(await self._history(key)) if turn.role == "user"]
 
     async def _history(self, key: str) -> list[Turn]:
         if self.conversations is None:

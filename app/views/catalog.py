@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from app.intents import Intent
 from app.views.answer import render_caveats
+from app.views.prices import render_price_answer
 from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import PLAIN, Markup
@@ -77,3 +78,17 @@ def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> st
     if caveats:
         parts.append(render_caveats(caveats, lang, markup))
     return "\n".join(parts)
+
+
+CATALOG_INTENTS = ("price", "rule", "gpu_spec")
+
+
+def render_catalog_answer(intent: Intent, data: GpuData, lang: Lang, markup: Markup = PLAIN) -> str:
+    """The reply to a price, rule or GPU specification question (``intent.kind`` in :data:`CATALOG_INTENTS`)."""
+    if intent.kind == "price":
+        return render_price_answer(intent, data, lang, markup)
+    if intent.kind == "rule":
+        return render_rule_answer(intent, lang, markup)
+    if intent.kind == "gpu_spec":
+        return render_spec_answer(intent, data, lang, markup)
+    raise ValueError(f"not a catalog intent: {intent.kind}")

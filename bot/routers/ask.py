@@ -23,8 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.intents import IntentClassifier
 from app.views.answer import render_reply
-from app.views.catalog import render_rule_answer, render_spec_answer
-from app.views.prices import render_price_answer
+from app.views.catalog import CATALOG_INTENTS, render_catalog_answer
 from bot import metrics
 from bot.answer_jobs import AnswerJob, AnswerJobs, Ownership
 from bot.filters import AddressedQuestion, Sync, thread_of
@@ -82,16 +81,14 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
                                            limit=MAX_QUESTION_CHARS)))
         return
     key = conversation_key(message.chat.id, thread_of(message))
-    previous = await answerer.previous_question(key) if answerer is not None else None
+    previous = await answerer.previous_questions(key) if answerer is not None else []
     intent = intents.classify_question(question, previous)
     # the answerer's rule for every kind of answer: the user's setting, else the question's language
     reply_lang: Lang = lang if lang_explicit else detect_lang(question)
-    if intent.kind == "price":
-        await reply_html(message, render_price_answer(intent, gpu_data, reply_lang, HTML))
-    elif intent.kind == "rule":
-        await reply_html(message, render_rule_answer(intent, reply_lang, HTML))
-    elif intent.kind == "gpu_spec":
-        await reply_html(message, render_spec_answer(intent, gpu_data, reply_lang, HTML))
+    if intent.kind in CATALOG_INTENTS:
+        await reply_html(message, render_catalog_answer(intent, gpu_data, reply_lang, HTML))
+        if answerer is not None:  # a follow-up ("а у неё?") takes its subject from this question
+            await answerer.remember_reply(key, question, render_catalog_answer(intent, gpu_data, reply_lang))
     elif intent.kind == "fit":
         await send_fit(message, bot, fit, question, reply_lang, rich=rich)
     else:

@@ -38,6 +38,11 @@ def test_a_spec_question_about_a_family_covers_its_variants_and_asks_the_right_f
 
 
 def test_a_follow_up_spec_question_takes_its_gpu_from_the_previous_question() -> None:
-    intent = INTENTS.classify_question("а какая у неё пропускная способность?", "что такое H200?")
+    intent = INTENTS.classify_question("а какая у неё пропускная способность?", ["что такое H200?"])
     assert intent.kind == "gpu_spec" and intent.gpu_ids == ("h200",) and intent.spec_fields == ("bandwidth",)
     assert INTENTS.classify_question("а какая у неё пропускная способность?").kind == "glossary"
+    chained = INTENTS.classify_question("а сколько у неё памяти?",
+                                        ["а какая у неё пропускная способность?", "что такое H200?"])
+    assert chained.kind == "gpu_spec" and chained.gpu_ids == ("h200",), "across follow-ups that name none"
+    moved_on = INTENTS.classify_question("а сколько у неё памяти?", ["что такое KV cache?", "что такое H200?"])
+    assert moved_on.kind == "glossary", "not across a question on something else"

@@ -169,6 +169,15 @@ async def test_two_private_topics_keep_separate_histories_and_new_clears_one(
         assert reply.params.get("message_thread_id") == topic
         assert own in reply.params["text"] and other not in reply.params["text"], reply.params["text"]
 
+    # a spec reply is history too, and a second follow-up still means the topic's GPU
+    before = len(stub.calls_to("sendMessage", chat))
+    stub.message_update("а сколько у неё памяти?", chat_id=chat, user_id=chat, thread_id=topic_a)
+    reply = (await stub.wait_for("sendMessage", _to(chat), count=before + 1, timeout=120))[-1]
+    assert "H200" in reply.params["text"] and "141" in reply.params["text"], reply.params["text"]
+    await asyncio.sleep(0.5)
+    assert [turn[1] for turn in _turns(bot, f"{chat}:{topic_a}") if turn[0] == "user"] == [
+        "что такое H200?", "а какая у неё пропускная способность?", "а сколько у неё памяти?"]
+
     # /new in topic A forgets A only
     stub.message_update("/new", chat_id=chat, user_id=chat, thread_id=topic_a)
     done = await stub.wait_for("sendMessage", lambda c: _to(chat)(c) and "Начат новый разговор" in

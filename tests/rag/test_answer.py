@@ -316,7 +316,9 @@ async def test_an_ungrounded_answer_is_retried_with_the_best_concept_only() -> N
     assert "PCIe" in backend.prompts[0] and "PCIe" not in backend.prompts[1], "the retry saw one concept"
     streamed = "".join(e.text for e in events if isinstance(e, Delta))
     assert "Bananas" not in streamed and "Bananas" not in answer.text, "unverified text is never shown"
+    assert "interconnect" in streamed, "the retry's verified sentence streams like the first attempt's"
     assert answer.tokens == sum(len(reply.split()) for reply in replies), "both tries are counted"
+    assert 0 < answer.first_token_s <= answer.ttft_s, "shown after the first try's first token, not before"
 
 
 async def test_a_retry_that_is_still_ungrounded_falls_back_to_the_definitions() -> None:
