@@ -1,4 +1,4 @@
-"""Hybrid retrieval over the glossary: names (exact/fuzzy) + BM25 + dense, fused by reciprocal rank.
+"""Hybrid retrieval over the glossary: names (exact/fuzzy) + BM25 + dense, fused (by score for e5, by rank for MiniLM).
 
 Search is synchronous and fast (a few milliseconds plus one query embedding); async callers wrap it in
 `asyncio.to_thread`. The heavy parts (embedder, Chroma vectors, BM25 index) are built once by
