@@ -170,20 +170,18 @@ class Answerer:
         return self.queue.cancel(key)
 
     async def warm_up(self) -> None:
-        """Evaluate the static parts of the prompts once, so the first real question finds them cached: the
-        Russian rules of a retry first, the default rules last (what the backend keeps without a cache)."""
+        """Evaluate the static part of the prompt once, so the first real question finds it cached."""
         if self.backend is None:
             return
         ticket = self.queue.enqueue("warm-up")
         try:
             async for _ in ticket.wait_turn():
                 pass
-            for native_rules in (True, False):
-                messages = build_messages("?", [], [], "ru", native_rules=native_rules)
-                stream = self.backend.stream(messages, GenerationParams(max_tokens=1, temperature=0.0))
-                async with contextlib.aclosing(stream) as chunks:
-                    async for _chunk in chunks:
-                        pass
+            messages = build_messages("?", [], [], "ru")
+            stream = self.backend.stream(messages, GenerationParams(max_tokens=1, temperature=0.0))
+            async with contextlib.aclosing(stream) as chunks:
+                async for _chunk in chunks:
+                    pass
         except (GenerationError, LLMUnavailableError) as exc:
             log.warning("warm-up failed: %s", exc)
         finally:
