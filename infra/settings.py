@@ -126,9 +126,10 @@ class LLMSettings(BaseSettings):
     n_ctx: int = Field(4096, ge=256, le=131072)
     n_batch: int = Field(512, ge=8)
     threads: int | None = Field(None, ge=1)
-    # In-process model: evaluated prompt states kept in RAM (MB; 0: off, the default), so that switching
-    # between system prompts (the Russian-rules retry and the default rules) does not evaluate them again.
-    prompt_cache_mb: int = Field(0, ge=0)
+    # In-process model: evaluated prompt states kept in RAM (MB; 0: off), one per system prompt, so that
+    # switching between them (the Russian-rules retry, then the next question's default rules) does not
+    # evaluate them again. A state of the default model is 6-10 MB.
+    prompt_cache_mb: int = Field(64, ge=0)
     # An OpenAI-compatible server (llama-server, vLLM, llama_cpp.server) replaces the in-process model.
     base_url: str | None = None
     api_key: SecretStr | None = None

@@ -66,6 +66,12 @@ class LLMBackend(Protocol):
         """How many generations the backend can serve at once (1 for one in-process context)."""
         ...
 
+    @property
+    def caches_prompts(self) -> bool:
+        """Whether evaluated prompts stay cached beyond the latest one (then warming up each system prompt
+        pays off)."""
+        ...
+
     async def load(self) -> None:
         """Prepare the backend; raises :class:`LLMUnavailableError` with a one-line reason."""
         ...

@@ -51,6 +51,10 @@ class OpenAIHTTPBackend:
     def parallel(self) -> int:
         return self._parallel
 
+    @property
+    def caches_prompts(self) -> bool:
+        return False  # a server's own prefix cache is its business
+
     async def load(self) -> None:
         """Check the server answers and learn the model name when the setting leaves it as "default"."""
         try:

@@ -8,14 +8,16 @@ between tokens stops the generation when the caller cancels.
 llama-cpp-python keeps the KV cache of the previous prompt and reuses its longest common prefix, which
 is why prompts put their static instructions first. It keeps one prompt: the answerer's retry under
 Russian rules evaluates another system prompt, and the next question evaluated its default one again
-(about 4 s for ~590 tokens on 2 cores). A RAM cache of evaluated states (``LLM_PROMPT_CACHE_MB``, off by
-default) keeps both: a prompt starts from the cached state sharing its longest prefix (0.1 s instead of 4 s).
+(about 4 s for ~590 tokens on 2 cores). A RAM cache of evaluated states (``LLM_PROMPT_CACHE_MB``, 64 MB by
+default; 0 turns it off) keeps both: a prompt starts from the cached state sharing its longest prefix (0.1 s
+instead of 4 s). The answer ends (:class:`Finished`) with its last token, before the library saves the state.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -58,11 +60,8 @@ SAME_PROMPT_TOKENS = 64  # prompts sharing this many first tokens share their sy
 
 def prompt_state_cache(capacity_bytes: int) -> Any:
     """llama-cpp-python's RAM cache of evaluated states, kept small: one state per system prompt (the
-    latest), and without the logits buffer a saved state carries (n_batch × vocabulary floats: 311 MB for
-    Qwen2.5, not counted against the capacity; the soak saw RSS grow by 2.5 GB). A restored state never
-    samples from those logits: llama-cpp-python decodes at least one token after ``load_state``."""
+    latest), each without the logits buffer (see :func:`lean_state`)."""
     import llama_cpp
-    import numpy as np
 
     class PromptStateCache(llama_cpp.LlamaRAMCache):
         def __setitem__(self, key: Any, value: Any) -> None:
@@ -70,10 +69,33 @@ def prompt_state_cache(capacity_bytes: int) -> Any:
             for other in [k for k in self.cache_state if llama_cpp.Llama.longest_token_prefix(k, key)
                           >= SAME_PROMPT_TOKENS]:
                 del self.cache_state[other]
-            value.scores = np.zeros((1, value.scores.shape[1]), dtype=np.single)
             super().__setitem__(key, value)
 
     return PromptStateCache(capacity_bytes=capacity_bytes)
+
+
+def lean_state(llm: Any) -> Any:
+    """``Llama.save_state`` (llama-cpp-python 0.3.36) without copying the logits buffer.
+
+    The library's copy is n_batch × vocabulary floats (311 MB for Qwen2.5) after every completion, outside
+    the cache's capacity: the soak saw RSS grow by 2.5 GB, and the copy delayed the end of each answer. A
+    restored state never samples from those logits (the library decodes at least one token after
+    ``load_state``), so one zero row stands in for them.
+    """
+    import ctypes
+
+    import llama_cpp
+    import numpy as np
+
+    size = llama_cpp.llama_state_get_size(llm._ctx.ctx)
+    buffer = (ctypes.c_uint8 * int(size))()
+    n_bytes = int(llama_cpp.llama_state_get_data(llm._ctx.ctx, buffer, size))
+    if n_bytes > int(size):
+        raise RuntimeError("failed to copy the llama state")
+    return llama_cpp.LlamaState(scores=np.zeros((1, llm.n_vocab()), dtype=np.single),
+                                input_ids=llm.input_ids.copy(), n_tokens=llm.n_tokens,
+                                llama_state=ctypes.string_at(buffer, n_bytes), llama_state_size=n_bytes,
+                                seed=llm._seed)
 
 
 def available_cpus() -> int:
@@ -110,6 +132,10 @@ class LlamaCppBackend:
         return 1
 
     @property
+    def caches_prompts(self) -> bool:
+        return self.prompt_cache_mb > 0
+
+    @property
     def llama(self) -> Any:
         """The loaded ``llama_cpp.Llama`` (benchmarks compare against it directly)."""
         if self._llm is None:
@@ -136,6 +162,8 @@ class LlamaCppBackend:
         llm = llama_cpp.Llama(**kwargs)
         if self.prompt_cache_mb:
             llm.set_cache(prompt_state_cache(self.prompt_cache_mb << 20))
+            # what the library calls to fill the cache after each completion
+            llm.save_state = functools.partial(lean_state, llm)  # type: ignore[method-assign]
         return llm
 
     async def load(self) -> None:
@@ -169,6 +197,7 @@ class LlamaCppBackend:
         with self._lock:
             completion_text: list[str] = []
             reason = "stop"
+            finished = False
             stream = llm.create_chat_completion(
                 messages=[{"role": m.role, "content": m.content} for m in messages],
                 stream=True,
@@ -186,16 +215,26 @@ class LlamaCppBackend:
                     if text:
                         completion_text.append(text)
                         emit(TextDelta(text))
-                    if choice.get("finish_reason"):
-                        reason = choice["finish_reason"]
+                    if choice.get("finish_reason") and not finished:
+                        # the answer is complete: the consumer need not wait for the library's
+                        # bookkeeping after it (saving the state to the prompt cache), which stays under the lock
+                        finished = True
+                        emit(self._finished(llm, completion_text, choice["finish_reason"]))
+            except Exception:
+                if not finished:
+                    raise
+                log.warning("llama.cpp failed after the answer's last token", exc_info=True)
             finally:
                 with contextlib.suppress(Exception):
                     stream.close()
-            full = "".join(completion_text)
-            completion_tokens = self.count_tokens(full) if full else 0
-            prompt_tokens = max(0, int(llm.n_tokens) - completion_tokens)
-            emit(Finished(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                          finish_reason=reason))
+            if not finished:
+                emit(self._finished(llm, completion_text, reason))
+
+    def _finished(self, llm: Any, completion_text: list[str], reason: str) -> Finished:
+        full = "".join(completion_text)
+        completion_tokens = self.count_tokens(full) if full else 0
+        prompt_tokens = max(0, int(llm.n_tokens) - completion_tokens)
+        return Finished(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, finish_reason=reason)
 
     async def stream(self, messages: list[ChatMessage], params: GenerationParams,
                      cancel: asyncio.Event | None = None) -> AsyncGenerator[StreamChunk, None]:
@@ -223,6 +262,7 @@ class LlamaCppBackend:
 
             watcher = asyncio.create_task(watch())
         worker = loop.run_in_executor(self._executor, work)
+        finished = False
         try:
             while True:
                 item = await queue.get()
@@ -232,13 +272,18 @@ class LlamaCppBackend:
                     raise GenerationError(f"generation failed: {item}") from item
                 assert isinstance(item, TextDelta | Finished)
                 yield item
+                if isinstance(item, Finished):
+                    finished = True
+                    break
         finally:
-            # Stop the worker and wait for it, so the next request never overlaps this one.
             stop_flag.set()
             if watcher is not None:
                 watcher.cancel()
-            with contextlib.suppress(Exception):
-                await asyncio.shield(worker)
+            if not finished:  # stopped early: wait for the worker, so the next request never overlaps this one
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(worker)
+            # after the last token the worker only finishes the library's bookkeeping (the prompt cache's
+            # save); the next request's work queues behind it on the same thread
 
     async def aclose(self) -> None:
         llm, self._llm = self._llm, None

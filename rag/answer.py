@@ -170,18 +170,21 @@ class Answerer:
         return self.queue.cancel(key)
 
     async def warm_up(self) -> None:
-        """Evaluate the static part of the prompt once, so the first real question finds it cached."""
+        """Evaluate the static part of the prompt once, so the first real question finds it cached (and,
+        with a prompt cache, the retry's Russian rules too)."""
         if self.backend is None:
             return
         ticket = self.queue.enqueue("warm-up")
         try:
             async for _ in ticket.wait_turn():
                 pass
-            messages = build_messages("?", [], [], "ru")
-            stream = self.backend.stream(messages, GenerationParams(max_tokens=1, temperature=0.0))
-            async with contextlib.aclosing(stream) as chunks:
-                async for _chunk in chunks:
-                    pass
+            prompts = [build_messages("?", [], [], "ru", native_rules=True)] if self.backend.caches_prompts else []
+            prompts.append(build_messages("?", [], [], "ru"))  # the default rules last: the model keeps them
+            for messages in prompts:
+                stream = self.backend.stream(messages, GenerationParams(max_tokens=1, temperature=0.0))
+                async with contextlib.aclosing(stream) as chunks:
+                    async for _chunk in chunks:
+                        pass
         except (GenerationError, LLMUnavailableError) as exc:
             log.warning("warm-up failed: %s", exc)
         finally:
@@ -236,7 +239,7 @@ class Answerer:
         started = time.monotonic()
         question = question.strip()
         lang = lang or detect_lang(question)
-        history = await self._history(conversation_key) if conversation_key else []
+        history = await self.history(conversation_key) if conversation_key else []
         entries = await self.retrieve(question, history)
         if entries is None:
             yield Done(Answer(text=t("answer_out_of_scope", lang), grounded=False, sources=[],
@@ -445,9 +448,10 @@ class Answerer:
         may depend on them)."""
         if not key:
             return []
-        return [turn.text for turn in reversed(await self._history(key)) if turn.role == "user"]
+        return [turn.text for turn in reversed(await self.history(key)) if turn.role == "user"]
 
-    async def _history(self, key: str) -> list[Turn]:
+    async def history(self, key: str) -> list[Turn]:
+        """The conversation's stored turns, oldest first (none when there is no store or it fails)."""
         if self.conversations is None:
             return []
         try:

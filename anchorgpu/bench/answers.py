@@ -7,15 +7,22 @@ glossary's sentences only). Follow-up items ask their history first in the same 
 mode: the shares from :func:`rag.faithfulness.summarise` (answers with a contradicted claim, with an
 unsupported number, that answer the question, rental-rule items correct…), how answers were produced
 (generated / extractive / catalog / refused), time to the first verified sentence p50/p95 side by side with
-the time to the model's first token on the same requests (what an unverified stream showed first: the
-TTFT before verification) and their ratio, and retrieval hit@1 / hit@3 of the items' entries for each
-embedder (``--embedders``; the default embedder and the sentence-transformers MiniLM, side by side).
+the time to the model's first token on the same requests and their ratio, and retrieval hit@1 / hit@3 of
+the items' entries for each embedder (``--embedders``; the default embedder and the sentence-transformers
+MiniLM, side by side).
+
+``--baseline`` also measures the TTFT before this answering path existed, on the same generated items, after
+the run: retrieval, then the first token of each item's first prompt on a model without the prompt cache,
+the items in the run's order (the KV cache holding the prompt before, as it did when every question was
+streamed unverified). The run's own first token is not that figure: after a retry under Russian rules,
+the next question evaluates its system prompt again unless the prompt cache keeps it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import tempfile
 import time
 from collections import Counter
@@ -37,6 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N items (0: all)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: model,extractive")
     parser.add_argument("--failures", action="store_true", help="list the items that were not correct")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also time, on each generated item, the first token of its first prompt on a second "
+                             "model without the prompt cache and without verification (the TTFT before either)")
+    parser.add_argument("--timings", action="store_true",
+                        help="list each generated answer's first token and first verified sentence (seconds)")
     parser.add_argument("--embedders", default=",".join(EMBEDDERS),
                         help="comma-separated RAG_EMBEDDING_MODEL values whose retrieval hit@1/hit@3 are reported "
                              "(the configured one answers the questions)")
@@ -50,12 +62,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"anchorgpu bench answers: unknown mode {', '.join(unknown)} (use {', '.join(MODES)})")
         return 2
     embedders = [e.strip() for e in args.embedders.split(",") if e.strip()]
-    print_json(asyncio.run(_bench(args.model, max(0, args.limit), modes, args.failures, embedders)))
+    print_json(asyncio.run(_bench(args.model, max(0, args.limit), modes, args.failures, embedders,
+                                   args.timings, args.baseline)))
     return 0
 
 
 async def _bench(model: Path | None, limit: int, modes: list[str], failures: bool,
-                 embedders: list[str]) -> dict[str, Any]:
+                 embedders: list[str], timings: bool = False, baseline: bool = False) -> dict[str, Any]:
     # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
     from app.faithfulness_facts import catalog_facts
     from app.services import Services
@@ -97,12 +110,14 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                 else:
                     answerer = Answerer(retriever, None, conversations=history, top_k=settings.rag.top_k,
                                         unavailable_reason="extractive mode")
-                verdicts, produced, ttft, first_tokens, wrong = [], Counter[str](), [], [], []
+                verdicts, produced, ttft, first_tokens, wrong, timed = [], Counter[str](), [], [], [], []
+                generated: list[tuple[str, list[Any]]] = []  # the answered items' questions and histories
                 started = time.monotonic()
                 for item in items:
                     key = f"{mode}:{item.id}"
                     for earlier in item.history:
                         await _answer(services, answerer, earlier, key)
+                    earlier_turns = await answerer.history(key)
                     text, sources, status, first_s, token_s = await _answer(services, answerer, item.question,
                                                                             key)
                     if status == "catalog":
@@ -113,12 +128,23 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                     if status == "answered":
                         ttft.append(first_s)
                         first_tokens.append(token_s)
+                        timed.append({"id": item.id, "first_token_s": round(token_s, 3),
+                                      "first_verified_s": round(first_s, 3)})
+                        generated.append((item.question, earlier_turns))
                     if failures and not verdict.correct:
                         wrong.append({"id": item.id, "status": status, "missing": verdict.missing,
                                       "violations": verdict.violations,
                                       "unsupported": verdict.unsupported_sentences, "answer": text[:300]})
+                wall_s = time.monotonic() - started
+                before_tokens: list[float] = []
                 if answerer.backend is not None:
                     await answerer.backend.aclose()
+                    if baseline and generated:
+                        # after the run, with its model closed: two models computing by turns on a few
+                        # cores slow each other down (llama.cpp's idle threads spin for a while)
+                        before_tokens = await _first_tokens_before(settings, answerer, generated)
+                        for entry, seconds in zip(timed, before_tokens, strict=True):
+                            entry["first_token_before_s"] = round(seconds, 3)
                 summary = summarise(verdicts).as_dict()
                 report[mode] = {
                     **summary,
@@ -133,10 +159,18 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                                            "p95": round(percentile(first_tokens, 95), 3), "n": len(first_tokens)},
                     "ttft_ratio_p50": round(percentile(ttft, 50) / percentile(first_tokens, 50), 3)
                     if first_tokens and percentile(first_tokens, 50) > 0 else None,
-                    "wall_s": round(time.monotonic() - started, 1),
+                    "wall_s": round(wall_s, 1),
                 }
+                if before_tokens:
+                    report[mode]["ttft_first_token_before_s"] = {
+                        "p50": round(percentile(before_tokens, 50), 3),
+                        "p95": round(percentile(before_tokens, 95), 3), "n": len(before_tokens)}
+                    report[mode]["ttft_ratio_to_before_p50"] = round(
+                        percentile(ttft, 50) / percentile(before_tokens, 50), 3)
                 if failures:
                     report[mode]["failures"] = wrong
+                if timings and timed:
+                    report[mode]["timings"] = timed
         finally:
             await history.aclose()
             await dispose_engine(engine)
@@ -168,6 +202,34 @@ async def _answer(services: Any, answerer: Any, question: str, key: str
     answer = await answerer.ask(question, key)
     return (answer.text, answer.sources, answer.status, answer.ttft_s or time.monotonic() - started,
             answer.first_token_s)
+
+
+async def _first_tokens_before(settings: Any, answerer: Any, generated: list[tuple[str, list[Any]]]
+                               ) -> list[float]:
+    """Seconds to the first token of each generated item's first prompt the way it was answered before
+    verification and the prompt cache: retrieval, then the model's stream shown as it came, in the same
+    order (each prompt evaluated after the one before it, as in the run)."""
+    from models import build_backend
+    from models.base import GenerationParams, TextDelta
+    from rag.prompt import build_messages, detect_lang
+
+    backend = build_backend(settings.llm.model_copy(update={"prompt_cache_mb": 0}))
+    await backend.load()
+    seconds = []
+    try:
+        for question, history in generated:
+            started = time.monotonic()
+            entries = await answerer.retrieve(question, history)
+            messages = build_messages(question, entries or [], history, detect_lang(question))
+            stream = backend.stream(messages, GenerationParams(max_tokens=1, temperature=0.0))
+            async with contextlib.aclosing(stream) as chunks:
+                async for chunk in chunks:
+                    if isinstance(chunk, TextDelta) and chunk.text:
+                        break
+            seconds.append(time.monotonic() - started)
+    finally:
+        await backend.aclose()
+    return seconds
 
 
 @dataclass(frozen=True)

