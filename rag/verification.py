@@ -12,7 +12,10 @@ in an edit, not in the final message:
   not carry more of a neighbour's distinctive words than of X's (swapped definitions);
 * **polarity** — the sentence negates what its closest source sentence states, or the reverse;
 * **yes/no** — a yes or a no is never the model's: the company's rules answer those (:mod:`rag.rules`);
-* **language** — a sentence with no Russian word does not answer a Russian question.
+* **language** — a sentence with no Russian word does not answer a Russian question;
+* **echo** — what a sentence says beyond the question's own words and the cited entry's names must be in
+  that entry: a restated question, or an entry named as the answer to a description it does not match
+  ("…ценой лишних вычислений — можно использовать VRAM Offloading"), said nothing the entry states.
 
 :class:`SentenceVerifier` checks sentences as they complete while the answer streams; the answer is the
 sentences that passed, with their citations renumbered in the order the sources are listed.
@@ -59,7 +62,8 @@ _YES_NO_QUESTION = re.compile(
     r"(?i)(\bли\b|^\s*(правда|верно|можно|нужно|надо|должен|обязательно)\b|^\s*(is|are|do|does|did|can|could|will|"
     r"would|should|must|has|have|was|were|may)\b)")
 
-Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "class", "language"]
+Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "class", "language",
+                 "echo"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,7 @@ class SentenceVerifier:
         self.entries = list(entries)
         self.answer_lang = answer_lang
         self.question_numbers = _numbers(question, _ANY_NUMBER)
+        self.question_words = set(content_lemmas(question))
         self.yes_no = is_yes_no_question(question)
         self._words = [set(content_lemmas(f"{e.term} {' '.join(e.aliases)} {e.definition}")) for e in self.entries]
         self._names = [[compact(name) for name in e.names if len(compact(name)) >= 3] for e in self.entries]
@@ -151,8 +156,24 @@ class SentenceVerifier:
             return SentenceCheck(body, (), "unsupported")
         cited = tuple(kept)
         reason = (self._yes_no(body) or self._number_check(body, cited) or self._class_check(body, cited)
-                  or self._subject(key, lemmas, cited) or self._polarity_check(body, lemmas, cited, cross_language))
+                  or self._subject(key, lemmas, cited) or self._echo(body, lemmas, cited, cross_language)
+                  or self._polarity_check(body, lemmas, cited, cross_language))
         return SentenceCheck(body, cited, reason)
+
+    def _echo(self, body: str, lemmas: set[str], cited: Sequence[int], cross_language: bool) -> Reason | None:
+        """The sentence's support must come from what it adds to the question, not from the question's own
+        words; nothing added is a restatement, which answers nothing. Not for a yes/no question, where
+        restating is affirming ("Для обучения в FP16 требуется loss scaling"): the yes/no and polarity
+        checks judge that, and a synonym of the question's verb is not in the entry."""
+        if cross_language or self.yes_no:
+            return None
+        if any(self._lang[n - 1] != prevailing_lang(body) for n in cited):  # its added words cannot be the entry's
+            return None
+        said = lemmas - self.question_words - set().union(*(self._name_words[n - 1] for n in cited))
+        if not said:
+            return "echo"
+        best = max(self._support(said, self._words[n - 1]) for n in cited)
+        return "echo" if best < MIN_SUPPORT else None
 
     @staticmethod
     def _support(sentence_words: set[str], entry_words: set[str]) -> float:

@@ -37,6 +37,20 @@ CASES = [
     # written by the default model in `anchorgpu bench answers`
     (("000-gradient-checkpointing",), "gradient checkpointing хранит все активации?",
      "Gradient checkpointing хранит все активации в памяти [1].", "polarity"),
+    # written by the default model: its support was the question's words (VRAM Offloading's entry says
+    # "at the cost of speed", nothing of activations or the backward pass); the question restated
+    (("003-vram-offloading",), "как сэкономить память на активациях ценой лишних вычислений при обратном проходе?",
+     "Чтобы сэкономить память на активациях ценой лишних вычислений при обратном проходе, можно использовать "
+     "VRAM Offloading [1].", "echo"),
+    (("000-kv-cache",), "как не пересчитывать ключи и значения внимания на каждом шаге генерации?",
+     "Не пересчитывать ключи и значения внимания на каждом шаге генерации [1].", "echo"),
+    # a yes/no question restated is an affirmation, which the polarity check judges (written by the model)
+    (("000-fp16",), "нужен ли loss scaling при обучении в FP16?", "Для обучения в FP16 требуется loss scaling [1].",
+     None),
+    # what it adds is the entry's: it passes
+    (("000-gradient-checkpointing",), "как сэкономить память на активациях ценой лишних вычислений?",
+     "Можно перевычислять активации при backward pass вместо их хранения в памяти: это Gradient "
+     "Checkpointing [1].", None),
 ]
 
 
@@ -92,3 +106,11 @@ def test_an_english_sentence_does_not_answer_a_russian_question() -> None:
     assert SentenceVerifier(context("000-fp16"), question, "en").check(english).rejected != "language"
     russian = "FP16 требует loss scaling из-за узкого диапазона [1]."
     assert SentenceVerifier(context("000-fp16"), question, "ru").check(russian).rejected != "language"
+
+
+def test_an_answer_in_another_language_than_its_entry_is_not_held_to_the_entrys_words() -> None:
+    # what an English sentence adds cannot be in a Russian entry's words: the echo check does not apply
+    verifier = SentenceVerifier(context("000-fp16"), "what does FP16 training require?", "en")
+    assert verifier.check("FP16 training requires loss scaling to avoid underflow [1].").rejected != "echo"
+    russian = SentenceVerifier(context("000-fp16"), "что нужно для обучения в FP16?", "ru")
+    assert russian.check("Для обучения в FP16 нужно [1].").rejected == "echo"
