@@ -77,10 +77,10 @@ def prompt_state_cache(capacity_bytes: int) -> Any:
 def lean_state(llm: Any) -> Any:
     """``Llama.save_state`` (llama-cpp-python 0.3.36) without copying the logits buffer.
 
-    The library's copy is n_batch × vocabulary floats (311 MB for Qwen2.5) after every completion, outside
-    the cache's capacity: the soak saw RSS grow by 2.5 GB, and the copy delayed the end of each answer. A
-    restored state never samples from those logits (the library decodes at least one token after
-    ``load_state``), so one zero row stands in for them.
+    The library's copy is up to n_batch × vocabulary floats (311 MB for Qwen2.5) after every completion,
+    outside the cache's capacity: the soak saw RSS grow by 2.5 GB, and the copy delayed the end of each
+    answer. A restored state never samples from those logits (see :func:`lean_restore`), so one zero row
+    stands in for them.
     """
     import ctypes
 
@@ -96,6 +96,28 @@ def lean_state(llm: Any) -> Any:
                                 input_ids=llm.input_ids.copy(), n_tokens=llm.n_tokens,
                                 llama_state=ctypes.string_at(buffer, n_bytes), llama_state_size=n_bytes,
                                 seed=llm._seed)
+
+
+def lean_restore(llm: Any, state: Any) -> None:
+    """``Llama.load_state`` (llama-cpp-python 0.3.36) without writing the logits buffer.
+
+    The library fills the first ``n_tokens`` rows of its n_batch × vocabulary logits buffer from the state
+    and scans the rest: the buffer is allocated lazily, so the first restore made up to 311 MB of it
+    resident (the soak's RSS grew by a third) for logits nothing reads (sampling reads the context's own,
+    after the decode a restored state always gets first).
+    """
+    import ctypes
+
+    import llama_cpp
+
+    llm.input_ids = state.input_ids.copy()
+    llm.n_tokens = state.n_tokens
+    llm._requires_eval = True
+    llm._seed = state.seed
+    size = state.llama_state_size
+    buffer = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
+    if llama_cpp.llama_state_set_data(llm._ctx.ctx, buffer, size) != size:
+        raise RuntimeError("failed to set the llama state")
 
 
 def available_cpus() -> int:
@@ -162,8 +184,9 @@ class LlamaCppBackend:
         llm = llama_cpp.Llama(**kwargs)
         if self.prompt_cache_mb:
             llm.set_cache(prompt_state_cache(self.prompt_cache_mb << 20))
-            # what the library calls to fill the cache after each completion
+            # what the library calls to fill the cache after each completion, and to restore from it
             llm.save_state = functools.partial(lean_state, llm)  # type: ignore[method-assign]
+            llm.load_state = functools.partial(lean_restore, llm)  # type: ignore[method-assign]
         return llm
 
     async def load(self) -> None:

@@ -111,3 +111,28 @@ async def test_the_prompt_cache_keeps_both_prefixes_and_changes_no_answer() -> N
     finally:
         for llm in (cached, plain):
             await llm.aclose()
+
+
+
+async def test_restoring_a_cached_prompt_leaves_the_logits_buffer_alone() -> None:
+    """llama-cpp-python's own ``load_state`` writes a row of its n_batch × vocabulary logits buffer per
+    restored token, a buffer allocated lazily: with a prompt longer than the batch all of it (311 MB for the
+    default model's vocabulary) became resident, for logits nothing reads. The soak's RSS grew by a third."""
+    long_rules = " ".join(f"Rule {n}: answer only from the glossary and cite it." for n in range(60))
+    first = [ChatMessage("system", long_rules), MESSAGES[1]]
+    second = [ChatMessage("system", "Ты полезный ассистент. " + long_rules), MESSAGES[1]]
+    greedy = GenerationParams(max_tokens=4, temperature=0.0)
+    cached = LlamaCppBackend(SMALL_MODEL, n_ctx=2048, n_batch=512, threads=2, prompt_cache_mb=64)
+    await cached.load()
+    try:
+        texts = []
+        for messages in (first, second, first):  # the third is restored from the cache
+            if messages is first and texts:
+                assert cached.llama.n_tokens > 512, "the prompt is longer than the batch"
+                cached.llama.scores[:2] = 7.0  # a row the library's restore would overwrite
+            texts.append("".join([c.text async for c in cached.stream(messages, greedy)
+                                  if isinstance(c, TextDelta)]))
+        assert (cached.llama.scores[:2] == 7.0).all(), "the restore wrote the logits buffer"
+        assert texts[2] and len(cached.llama.cache.cache_state) == 2
+    finally:
+        await cached.aclose()
