@@ -87,15 +87,17 @@ def lean_state(llm: Any) -> Any:
     import llama_cpp
     import numpy as np
 
-    size = llama_cpp.llama_state_get_size(llm._ctx.ctx)
-    buffer = (ctypes.c_uint8 * int(size))()
-    n_bytes = int(llama_cpp.llama_state_get_data(llm._ctx.ctx, buffer, size))
-    if n_bytes > int(size):
+    # one allocation the context writes into and the cache keeps (the library copies it twice more)
+    size = int(llama_cpp.llama_state_get_size(llm._ctx.ctx))
+    data = bytearray(size)
+    n_bytes = int(llama_cpp.llama_state_get_data(llm._ctx.ctx, (ctypes.c_uint8 * size).from_buffer(data), size))
+    if n_bytes > size:
         raise RuntimeError("failed to copy the llama state")
+    del data[n_bytes:]
     return llama_cpp.LlamaState(scores=np.zeros((1, llm.n_vocab()), dtype=np.single),
                                 input_ids=llm.input_ids.copy(), n_tokens=llm.n_tokens,
-                                llama_state=ctypes.string_at(buffer, n_bytes), llama_state_size=n_bytes,
-                                seed=llm._seed)
+                                llama_state=data, llama_state_size=n_bytes,  # type: ignore[arg-type]
+                                seed=llm._seed)  # a bytearray, read in place by lean_restore
 
 
 def lean_restore(llm: Any, state: Any) -> None:
@@ -115,7 +117,10 @@ def lean_restore(llm: Any, state: Any) -> None:
     llm._requires_eval = True
     llm._seed = state.seed
     size = state.llama_state_size
-    buffer = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
+    view = ctypes.c_uint8 * size
+    # a state of :func:`lean_state` is read in place; another (bytes) is copied as the library does
+    data = state.llama_state
+    buffer = view.from_buffer(data) if isinstance(data, bytearray) else view.from_buffer_copy(data)
     if llama_cpp.llama_state_set_data(llm._ctx.ctx, buffer, size) != size:
         raise RuntimeError("failed to set the llama state")
 
