@@ -42,7 +42,16 @@ PRICE_QUESTION = re.compile(
 # a price question is about renting compute: it names a GPU or rental words ("сколько стоит iPhone" is not)
 RENTAL_WORDS = re.compile(r"(?i)(аренд|арендов|rent|\bgpu|гпу|видеокарт|карт[аыу]\b|инстанс|instance|сервер|server|"
                           r"\bчас|hour|spot|спот|committed|on-demand|по требованию|прайс|price list|quote|расч[её]т)")
-FIT_QUESTION = re.compile(r"\b(влез\w*|помест\w*|войд[её]т|хватит|fits?|vram)\b", re.IGNORECASE)
+# "will it fit" and "how much memory / which GPU does it need": both are the fit engine's, once it knows the model
+FIT_QUESTION = re.compile(
+    r"\b(влез\w*|помест\w*|войд[её]т|хватит|fits?|vram)\b"
+    r"|сколько\s+(видео)?памяти\s+(\w+\s+)?(нужно|надо|требуется|потребуется|займ[её]т|занима\w*|съест|ест|необходимо)"
+    r"|(нужно|надо|требуется|потребуется|необходимо)\s+(\w+\s+){0,2}(видео)?памяти"
+    r"|\bhow\s+much\s+(gpu\s+)?(memory|ram)\b|\b(memory|ram)\s+(do\s+i\s+need|is\s+needed|required|requirements?)"
+    r"|\b(как\w*|сколько)\s+(видеокарт\w*|gpu|гпу|карт\w*)\s+(\w+\s+)?(нужн\w*|надо|потребуется|требуется)"
+    r"|\b(what|which)\s+gpus?\s+(do\s+i\s+need|is\s+needed|should\s+i|for)\b|\bhow\s+many\s+gpus\b"
+    r"|на\s+ч[её]м\s+(запустить|поднять|развернуть)",
+    re.IGNORECASE)
 COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(@\w+)?(?:\s+|$)")
 SPEC_FIELDS: dict[SpecField, re.Pattern[str]] = {
     "memory": re.compile(r"(?i)(памят|vram|врам|объ[её]м|\bгб\b|гигабайт|\bgb\b|\bgib\b|memory|how\s+big|hbm|gddr)"),

@@ -44,7 +44,14 @@ from infra.i18n import t
 from infra.settings import Settings
 from models.base import GenerationError, GenerationParams, LLMBackend, LLMUnavailableError
 from models.queue import QueueFullError, RequestQueue
-from rag.context import Retriever, choose_context, is_definition_question, looks_like_follow_up, resolve_comparison
+from rag.context import (
+    Retriever,
+    choose_context,
+    elliptical_subject,
+    is_definition_question,
+    looks_like_follow_up,
+    resolve_comparison,
+)
 from rag.conversation import ConversationStore
 from rag.extractive import Quote, answering_quotes, comparison_quotes, definition_quotes
 from rag.generation import GenerationResult, RawText, Waiting, generate
@@ -238,15 +245,17 @@ class Answerer:
                       ) -> AsyncGenerator[AnswerEvent, None]:
         started = time.monotonic()
         question = question.strip()
-        lang = lang or detect_lang(question)
         history = await self.history(conversation_key) if conversation_key else []
+        last_user = next((turn.text for turn in reversed(history) if turn.role == "user"), None)
+        # "а FSDP?" is written in the language of the question it follows, not in FSDP's
+        lang = lang or detect_lang(last_user if last_user and elliptical_subject(question) else question)
         entries = await self.retrieve(question, history)
         if entries is None:
             yield Done(Answer(text=t("answer_out_of_scope", lang), grounded=False, sources=[],
                               model=NO_MODEL, ttft_s=0.0, tokens=0, status="out_of_scope", lang=lang))
             return
         extractive = await self._extractive(question, entries, lang, started, follow_up=bool(history)
-                                            and looks_like_follow_up(question))
+                                            and looks_like_follow_up(question), previous=last_user)
         if extractive is not None:
             yield Done(await self._remember(conversation_key, question, extractive))
             return
@@ -303,19 +312,28 @@ class Answerer:
         return self._fallback(question, entries, lang, "fallback", t("answer_recovered", lang))
 
     async def _extractive(self, question: str, entries: list[GlossaryEntry], lang: Lang, started: float,
-                          follow_up: bool) -> Answer | None:
-        """A comparison or a definition is answered with the glossary's own sentences."""
-        comparison = await asyncio.to_thread(resolve_comparison, self.retriever, self.entries, question)
+                          follow_up: bool, previous: str | None = None) -> Answer | None:
+        """A comparison or a definition is answered with the glossary's own sentences; so is an elliptical
+        follow-up of a definition ("а FSDP?" after "что такое DDP?"). ``previous``: the user's last question
+        (a comparison side may point back to it: "а чем она отличается от QLoRA?")."""
+        header = t("answer_verbatim", lang)
+        comparison = await asyncio.to_thread(resolve_comparison, self.retriever, self.entries, question, previous)
+        subject = elliptical_subject(question) if previous and is_definition_question(previous) else None
         if comparison is not None:
             quotes = comparison_quotes(comparison)
+            if comparison.missing:
+                header = "\n".join([*(t("answer_comparison_missing", lang, side=side) for side in comparison.missing),
+                                    header])
         elif is_definition_question(question) and not follow_up:
             quotes = definition_quotes(entries, question)
+        elif subject is not None:
+            found = await self._search(subject)
+            quotes = definition_quotes([hit.entry for hit in found.hits], subject) if found.in_scope else []
         else:
             return None
         if not quotes:
             return None
-        return self._quoted(quotes, lang, "extractive", t("answer_verbatim", lang), grounded=True,
-                            elapsed=time.monotonic() - started)
+        return self._quoted(quotes, lang, "extractive", header, grounded=True, elapsed=time.monotonic() - started)
 
     def _quoted(self, quotes: Sequence[Quote], lang: Lang, status: AnswerStatus, header: str, *, grounded: bool,
                 elapsed: float = 0.0, notice: str | None = None, result: GenerationResult | None = None,
@@ -341,7 +359,7 @@ class Answerer:
             yield exc
             return
         messages = build_messages(question, entries, history, lang, native_rules=native_rules)
-        verified = SentenceStream(SentenceVerifier(entries, question, lang))
+        verified = SentenceStream(SentenceVerifier(entries, question, lang, glossary=self.entries))
         attempt = _Attempt(GenerationResult(), verified)
         events = generate(self.backend, self.queue, ticket, messages, params, started=started, timeout_s=timeout_s)
         async with contextlib.aclosing(events):

@@ -54,6 +54,19 @@ _SIDE_FILLER = re.compile(r"(?i)^(the|a|an)\s+|\s+(в\s+ч[её]м\s+разни�
 # where a side's name ends: a clause ("…, обоим нужен loss scaling?", "… - do both need…") or a circumstance
 _SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s).*$")
 
+# a side of a comparison that points back ("а чем она отличается от QLoRA?" after "что такое LoRA?")
+_ANAPHOR = re.compile(r"(?i)^(он|она|оно|они|это|этот|эта|эти|то|it|this|that|they|them|these|those|"
+                      r"the\s+(former|latter))$")
+# "а FSDP?", "and FSDP?", "what about FSDP?": the previous question asked again of another term
+_ELLIPTICAL = re.compile(r"(?i)^\s*(?:а|и|and|what\s+about|how\s+about)\s+(?:про\s+|about\s+)?(?P<rest>[^?]{1,40}?)"
+                         r"\s*\??\s*$")
+
+# "а сколько у неё памяти?" is a follow-up on the same thing, not "what is <that>"
+_NOT_A_TERM = re.compile(
+    r"(?i)\b(сколько|как\w*|что|чем|зачем|почему|где|когда|кто|можно|нужно|надо|ли|есть|для|"
+    r"он|она|оно|они|его|её|ее|их|неё|нее|ней|нём|нем|ним|него|этот|эта|это|эти|тот|та|те|"
+    r"how|what|why|which|where|when|who|can|is|are|does|do|for|it|its|they|them|this|that|these|those)\b")
+
 QuestionKind = Literal["definition", "comparison", "other"]
 
 
@@ -70,10 +83,19 @@ class Comparison:
     left: list[GlossaryEntry]
     right: list[GlossaryEntry]
     joint: list[GlossaryEntry]  # comparison entries that name both sides ("RAG и fine-tuning")
+    missing: tuple[str, ...] = ()  # a side the glossary has no entry on, as the user wrote it
 
 
 def looks_like_follow_up(question: str) -> bool:
     return len(question.split()) <= 10 and bool(_FOLLOW_UP.search(question))
+
+
+def elliptical_subject(question: str) -> str | None:
+    """What an elliptical follow-up asks about: "FSDP" in "а FSDP?" (None for anything longer)."""
+    match = _ELLIPTICAL.match(question)
+    if match is None or len(match.group("rest").split()) > 4 or _NOT_A_TERM.search(match.group("rest")):
+        return None
+    return match.group("rest").strip(" ,.:;«»\"'") or None
 
 
 def is_definition_question(question: str) -> bool:
@@ -149,30 +171,35 @@ def concept_entries(entries: Sequence[GlossaryEntry], concept: str) -> list[Glos
 
 
 def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry], question: str,
-                       ) -> Comparison | None:
-    """Both sides of a comparison question, when each names one glossary concept: their own entries and
+                       previous: str | None = None) -> Comparison | None:
+    """Both sides of a comparison question, each resolved to a glossary concept: their own entries and
     the comparison entries naming both. A side with no entry of its own ("RAG" is only named by "RAG и
-    fine-tuning") is answered by the comparison entry alone; without one, there is no comparison."""
+    fine-tuning") is answered by the comparison entry alone. A side the glossary knows nothing of
+    ("safetensors" in «чем GGUF отличается от safetensors?») is ``missing``: the other side is still quoted,
+    never left to the model, which attributes one side's words to the other. ``previous``: the question a
+    follow-up comes after, for a side that points back to it ("а чем она отличается от QLoRA?")."""
     sides = comparison_sides(question)
     if sides is None:
         return None
-    concepts = []
+    concepts: list[str | None] = []
     for side in sides:
-        result = retriever.search(side, 3)
-        if not result.in_scope or not result.hits:
-            return None
-        concepts.append(result.hits[0].entry.concept)
+        query = previous if previous and _ANAPHOR.match(side) else side
+        result = retriever.search(query, 3)
+        concepts.append(result.hits[0].entry.concept if result.in_scope and result.hits else None)
+    if concepts[0] is None and concepts[1] is None:
+        return None
     side_keys = [side.lower() for side in sides]
     joint = [e for e in all_entries if e.category == "comparisons"
              and all(any(key in name.lower() or name.lower() in key for name in (e.term, *e.aliases))
                      for key in side_keys)]
     if concepts[0] == concepts[1]:
         return Comparison([], [], joint) if joint else None
-    left = [e for e in concept_entries(all_entries, concepts[0]) if e.category != "comparisons"]
-    right = [e for e in concept_entries(all_entries, concepts[1]) if e.category != "comparisons"]
-    if not (left and right) and not joint:
+    left, right = ([e for e in concept_entries(all_entries, concept) if e.category != "comparisons"]
+                   if concept else [] for concept in concepts)
+    missing = tuple(side for side, concept in zip(sides, concepts, strict=True) if concept is None)
+    if not (left and right) and not joint and not (missing and (left or right)):
         return None
-    return Comparison(left, right, joint)
+    return Comparison(left, right, joint, missing)
 
 
 def question_kind(question: str) -> QuestionKind:

@@ -11,7 +11,14 @@ in an edit, not in the final message:
 * **subject** — a sentence about concept X is supported by X's own entries, not a neighbour's, and does
   not carry more of a neighbour's distinctive words than of X's (swapped definitions);
 * **polarity** — the sentence negates what its closest source sentence states, or the reverse;
-* **yes/no** — a yes or a no is never the model's: the company's rules answer those (:mod:`rag.rules`);
+* **yes/no** — a yes or a no is never the model's: the company's rules answer those (:mod:`rag.rules`); and a
+  sentence that restates a yes/no question ("Gradient checkpointing делает обучение быстрее" to «…делает
+  обучение быстрее?») affirms it: every word of the claim it repeats must be in the cited entry;
+* **glossary-wide subject** — a sentence that names a concept of the glossary (any, not only the context's)
+  must cite that concept's entry or an entry that speaks of it ("Для BF16 требуется loss scaling" citing
+  FP16's entry); a sentence that names none is about the question's concept, and a figure it states must be
+  a fact of a concept the sentence or the question names ("…требует 141 ГБ" citing the H200 entry, to a
+  question about Llama 3 70B);
 * **language** — a sentence with no Russian word does not answer a Russian question;
 * **echo** — what a sentence says beyond the question's own words and the cited entry's names must be in
   that entry: a restated question, or an entry named as the answer to a description it does not match
@@ -30,8 +37,9 @@ from typing import Literal
 
 from rag.citations import CITATION, strip_citations, verify_citations
 from rag.glossary import GlossaryEntry
+from rag.mentions import ConceptNames, concept_names
 from rag.prompt import Lang, detect_lang, prevailing_lang
-from rag.text import compact, content_lemmas
+from rag.text import compact, content_lemmas, lemma
 
 MIN_SUPPORT = 0.25  # a kept citation: at least this share of the sentence's content words is in the entry
 STRONG_SUPPORT = 0.6  # an uncited or mis-numbered sentence is attributed only when this well supported
@@ -61,9 +69,22 @@ _YES_NO_START = re.compile(r"(?i)^\s*(да|нет|конечно|разумее�
 _YES_NO_QUESTION = re.compile(
     r"(?i)(\bли\b|^\s*(правда|верно|можно|нужно|надо|должен|обязательно)\b|^\s*(is|are|do|does|did|can|could|will|"
     r"would|should|must|has|have|was|were|may)\b)")
+# «DDP шардирует параметры модели?»: a Russian question with no question word asks yes or no by intonation
+_QUESTION_WORD = re.compile(
+    r"(?i)\b(что|чем|ч[её]м|как\w*|зачем|почему|сколько|где|когда|кто|куда|откуда|какой|какая|какое|какие|каков\w*|"
+    r"для\s+чего|объясни\w*|расскажи\w*|what|how|why|which|where|when|who|whom|whose|vs|versus|или|or)\b")
 
 Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "class", "language",
-                 "echo"]
+                 "echo", "claim"]
+# comparisons a yes/no claim can turn on; "more" and "than" are stopwords to the lemma checks
+_COMPARATIVE = re.compile(
+    r"(?i)\b(more|less|fewer|better|worse|faster|slower|higher|lower|bigger|larger|smaller|greater|cheaper|"
+    r"больше|меньше|лучше|хуже|быстрее|медленнее|выше|ниже|сильнее|слабее|дешевле|дороже|точнее|шире|уже)\b")
+_QUOTE_MARKS = re.compile(r"[«»„“”]")
+# two lemmas of one root ("требоваться"/"требовать", "разделить"/"разделение", "хранить"/"хранение") share a
+# prefix this close to the shorter one's length; "смежный"/"несмежный", "повышать"/"понижать" do not
+ROOT_SLACK = 3
+MIN_ROOT = 4
 
 
 @dataclass(frozen=True)
@@ -84,6 +105,7 @@ class VerifiedAnswer:
     text: str = ""
     cited: list[int] = field(default_factory=list)  # context numbers in the order of first citation
     rejected: list[SentenceCheck] = field(default_factory=list)
+    shown: set[str] = field(default_factory=set)  # name keys of the sentences shown: a repeat is dropped
 
 
 def _numbers(text: str, pattern: re.Pattern[str] = _NUMBER) -> set[str]:
@@ -99,15 +121,47 @@ def _polarity(text: str) -> int:
 
 
 def is_yes_no_question(question: str) -> bool:
-    return bool(_YES_NO_QUESTION.search(question.strip()))
+    question = question.strip()
+    if _YES_NO_QUESTION.search(question):
+        return True
+    return question.endswith("?") and bool(_CYRILLIC.search(question)) and not _QUESTION_WORD.search(question)
+
+
+def same_root(a: str, b: str) -> bool:
+    """Two lemmas of one word family (see ``ROOT_SLACK``): a verb and its noun, a reflexive verb."""
+    if a == b:
+        return True
+    shorter = min(len(a), len(b))
+    if shorter < MIN_ROOT:
+        return False
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common += 1
+    return common >= max(MIN_ROOT, shorter - ROOT_SLACK)
+
+
+def _comparatives(text: str) -> set[str]:
+    return {word.lower() for word in _COMPARATIVE.findall(text)}
+
+
+def _in_words(word: str, entry_words: set[str]) -> bool:
+    return word in entry_words or any(same_root(word, other) for other in entry_words)
 
 
 class SentenceVerifier:
     """Checks the sentences of one answer against its context entries and question."""
 
-    def __init__(self, entries: Sequence[GlossaryEntry], question: str, answer_lang: Lang | None = None) -> None:
+    def __init__(self, entries: Sequence[GlossaryEntry], question: str, answer_lang: Lang | None = None,
+                 glossary: Sequence[GlossaryEntry] | None = None) -> None:
+        """``glossary``: every entry, so that a sentence naming a concept outside the context is judged by
+        it (without it only the context's concepts are known)."""
         self.entries = list(entries)
+        self._glossary: ConceptNames | None = concept_names(tuple(glossary)) if glossary else None
+        self.question_concepts = self._glossary.named(question) if self._glossary else set()
         self.answer_lang = answer_lang
+        self._question = question
         self.question_numbers = _numbers(question, _ANY_NUMBER)
         self.question_words = set(content_lemmas(question))
         self.yes_no = is_yes_no_question(question)
@@ -129,7 +183,8 @@ class SentenceVerifier:
     def check(self, sentence: str) -> SentenceCheck:
         sentence, _ = verify_citations(sentence, len(self.entries))
         numbers = [int(n) for group in CITATION.findall(sentence) for n in re.split(r"[,;]", group)]
-        body = strip_citations(sentence).strip()
+        # guillemets mark the glossary's own words in an answer; the model's text never wears them
+        body = _QUOTE_MARKS.sub("", strip_citations(sentence)).strip()
         if not body:
             return SentenceCheck(body, ())
         if self.answer_lang == "ru" and not _CYRILLIC.search(body):
@@ -156,7 +211,8 @@ class SentenceVerifier:
             return SentenceCheck(body, (), "unsupported")
         cited = tuple(kept)
         reason = (self._yes_no(body) or self._number_check(body, cited) or self._class_check(body, cited)
-                  or self._subject(key, lemmas, cited) or self._echo(body, lemmas, cited, cross_language)
+                  or self._subject(key, lemmas, cited) or self._glossary_subject(body, key, cited)
+                  or self._claim(body, lemmas, cited) or self._echo(body, lemmas, cited, cross_language)
                   or self._polarity_check(body, lemmas, cited, cross_language))
         return SentenceCheck(body, cited, reason)
 
@@ -165,19 +221,78 @@ class SentenceVerifier:
         words; nothing added is a restatement, which answers nothing. Not for a yes/no question, where
         restating is affirming ("Для обучения в FP16 требуется loss scaling"): the yes/no and polarity
         checks judge that, and a synonym of the question's verb is not in the entry."""
-        if cross_language or self.yes_no:
+        if cross_language:
             return None
-        if any(self._lang[n - 1] != prevailing_lang(body) for n in cited):  # its added words cannot be the entry's
+        if any(self._lang[n - 1] != self._sentence_lang(body) for n in cited):  # its added words cannot be the entry's
             return None
         said = lemmas - self.question_words - set().union(*(self._name_words[n - 1] for n in cited))
         if not said:
-            return "echo"
-        best = max(self._support(said, self._words[n - 1]) for n in cited)
+            return None if self.yes_no else "echo"  # a restated yes/no question: the claim check judged it
+        best = max(self._related_support(said, self._words[n - 1]) for n in cited)
         return "echo" if best < MIN_SUPPORT else None
+
+    def _sentence_lang(self, body: str) -> Lang:
+        """The language a sentence is written in, its concepts' names aside: «DDP (DistributedDataParallel)
+        шардирует параметры модели» is Russian, though most of its letters are Latin."""
+        names = set().union(*self._name_words) if self._name_words else set()
+        kept = [word for word in re.findall(r"[^\W\d_]+", body) if lemma(word.lower()) not in names]
+        return prevailing_lang(" ".join(kept)) if kept else prevailing_lang(body)
+
+    def _claim(self, body: str, lemmas: set[str], cited: Sequence[int]) -> Reason | None:
+        """A sentence answering a yes/no question with the question's own words affirms what it asks
+        ("DDP шардирует параметры модели" to «DDP шардирует параметры модели?»): each content word it repeats
+        from the question, beyond the concepts' names, must be in a cited entry — in that entry's language,
+        so an English restatement of a Russian entry is not taken for a confirmation."""
+        if not self.yes_no:
+            return None
+        names = set().union(*(self._name_words[n - 1] for n in cited))
+        repeated = (lemmas & self.question_words) - names
+        allowed = set().union(*(self._words[n - 1] for n in cited))
+        if any(not _in_words(word, allowed) for word in repeated):
+            return "claim"
+        compared = _comparatives(body) & _comparatives(self._question)  # "BF16 is more precise than FP16"
+        stated = _comparatives(" ".join(self.entries[n - 1].definition for n in cited))
+        return "claim" if compared - stated else None
+
+    def _glossary_subject(self, body: str, key: str, cited: Sequence[int]) -> Reason | None:
+        """The subject across the whole glossary: every concept the sentence names must be cited or spoken
+        of by a cited entry; a sentence naming none is about the question's concepts, and then a cited
+        entry must be one of them or speak of one (when the question names any). A figure the sentence
+        states must belong to a concept it or the question names."""
+        if self._glossary is None:
+            return None
+        cited_concepts = {self.entries[n - 1].concept for n in cited}
+        cited_text = " ".join(f"{self.entries[n - 1].term} {self.entries[n - 1].definition}" for n in cited)
+        named = self._glossary.named(body) | self._named_concepts(key)
+        if any(self.entries[n - 1].category == "comparisons" for n in cited):
+            return None
+
+        def spoken_of(concept: str) -> bool:
+            assert self._glossary is not None
+            return concept in cited_concepts or self._glossary.mentioned(concept, cited_text)
+
+        if any(not spoken_of(concept) for concept in named):
+            return "subject"
+        if not named and self.question_concepts and not any(spoken_of(c) for c in self.question_concepts):
+            return "subject"
+        stated = _numbers(body) - self.question_numbers
+        if stated:
+            about = named | self.question_concepts | self._named_concepts(compact(self._question))
+            owners = {self.entries[n - 1].concept for n in cited if stated & self._numbers[n - 1]}
+            if owners and not owners & about:
+                return "number"
+        return None
 
     @staticmethod
     def _support(sentence_words: set[str], entry_words: set[str]) -> float:
         return len(sentence_words & entry_words) / len(sentence_words) if sentence_words else 0.0
+
+    @staticmethod
+    def _related_support(sentence_words: set[str], entry_words: set[str]) -> float:
+        """Like :meth:`_support`, a word of the entry's word family counting as the entry's."""
+        if not sentence_words:
+            return 0.0
+        return sum(_in_words(word, entry_words) for word in sentence_words) / len(sentence_words)
 
     def _yes_no(self, body: str) -> Reason | None:
         return "yes_no" if self.yes_no and _YES_NO_START.match(body) else None
@@ -279,6 +394,9 @@ class SentenceVerifier:
             if check.text:
                 into.rejected.append(check)
             return ""
+        if compact(check.text) in into.shown:  # the small model sometimes writes a sentence twice
+            return ""
+        into.shown.add(compact(check.text))
         for n in check.cited:
             if n not in into.cited:
                 into.cited.append(n)

@@ -65,6 +65,10 @@ STOP_WORDS = {
     "x", "×", "х", "шт", "pcs", "model", "модель", "модели", "сколько", "нужно", "надо", "how", "many",
     "need", "memory", "vram", "памяти", "what", "which", "какой", "какая", "какие", "хватит", "enough",
     "please", "пожалуйста", "to", "по", "context", "контекст", "контекстом", "batch", "батч",
+    # "сколько памяти нужно для…", "what GPU do I need for…", "на чём запустить…" (app.intents.FIT_QUESTION)
+    "для", "требуется", "потребуется", "необходимо", "займёт", "займет", "занимает", "видеопамяти", "нужна",
+    "нужен", "нужны", "видеокарта", "видеокарт", "карт", "чём", "чем", "поднять", "развернуть", "much", "ram",
+    "required", "requirements", "needed", "needs", "should", "use",
 } | UNIT_WORDS
 MODE_WORDS = {
     "inference": "inference", "infer": "inference", "serve": "inference", "serving": "inference",

@@ -25,6 +25,14 @@ INTENTS = IntentClassifier(DATA, FitService(DATA), RuleBook(DATA_DIR, glossary_f
     ("what is the memory bandwidth of the MI300X?", "gpu_spec"),
     ("что такое NVLink?", "glossary"),
     ("how does PagedAttention reduce fragmentation?", "glossary"),
+    # how much memory a model needs is the fit engine's (the model once answered with the H200's 141 GB)
+    ("сколько памяти нужно для llama 3 70b?", "fit"),
+    ("how much memory does llama 3.1 8b need?", "fit"),
+    ("what GPU do I need for a 70B model?", "fit"),
+    ("какая видеокарта нужна для qwen2.5 7b?", "fit"),
+    ("how much memory does the H100 have?", "gpu_spec"),
+    ("сколько памяти занимает KV-кэш?", "glossary"),
+    ("Can I cancel my rental early and get a refund?", "rule"),
 ])
 def test_classification(text: str, kind: str) -> None:
     assert INTENTS.classify(text).kind == kind

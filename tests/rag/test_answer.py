@@ -396,3 +396,26 @@ async def test_the_warm_up_evaluates_both_system_prompts_when_the_backend_caches
     finally:
         for llm in (cached, plain):
             await llm.aclose()
+
+
+async def test_follow_ups_that_point_back_are_answered_with_the_glossarys_words(tmp_path: Path) -> None:
+    """"а FSDP?" after "что такое DDP?" asks what FSDP is; "а чем она отличается от QLoRA?" after "что такое
+    LoRA?" compares LoRA with QLoRA: both quoted, in the conversation's language, never generated."""
+    from infra.db import create_engine
+    from infra.migrate import migrate
+    from rag.conversation import SQLConversationStore
+    from rag.glossary import load_glossary
+    from tests.conftest import DATA_DIR
+
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'c.db'}")
+    store = SQLConversationStore(engine, max_tokens=500)
+    await migrate(engine)
+    answerer = Answerer(HybridRetriever(load_glossary(DATA_DIR), None, None), None, conversations=store)
+    await collect(answerer, "что такое DDP?", key="chat")
+    fsdp = final(await collect(answerer, "а FSDP?", key="chat"))
+    assert fsdp.status == "extractive" and fsdp.lang == "ru", fsdp
+    assert {source.concept for source in fsdp.sources} == {"fsdp"}
+    await collect(answerer, "что такое LoRA?", key="other")
+    compared = final(await collect(answerer, "а чем она отличается от QLoRA?", key="other"))
+    assert compared.status == "extractive" and [s.concept for s in compared.sources][:2] == ["lora", "qlora"]
+    await engine.dispose()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.context import comparison_sides, is_definition_question, resolve_comparison
+from rag.context import comparison_sides, elliptical_subject, is_definition_question, resolve_comparison
 from rag.glossary import load_glossary
 from rag.retriever import HybridRetriever
 from tests.conftest import DATA_DIR
@@ -55,3 +55,27 @@ def test_a_side_named_only_by_the_comparison_entry_is_answered_by_it() -> None:
     quoted = [quote.entry.id for quote in comparison_quotes(found)]
     assert "003-rag-vs-fine-tuning" in quoted and any(e.concept == "fine-tuning" for e in found.right)
     assert resolve_comparison(retriever, entries, "чем RAG отличается от борща?") is None
+
+
+def test_a_side_that_points_back_takes_the_previous_question() -> None:
+    entries = load_glossary(DATA_DIR)
+    retriever = HybridRetriever(entries, None, None)
+    found = resolve_comparison(retriever, entries, "а чем она отличается от QLoRA?", previous="что такое LoRA?")
+    assert found is not None and found.left[0].concept == "lora" and found.right[0].concept == "qlora"
+
+
+def test_a_side_the_glossary_does_not_know_is_missing_and_the_other_is_still_quoted() -> None:
+    entries = load_glossary(DATA_DIR)
+    retriever = HybridRetriever(entries, None, None)
+    found = resolve_comparison(retriever, entries, "чем GGUF отличается от safetensors?")
+    assert found is not None and found.missing == ("safetensors",)
+    assert found.left[0].concept == "gguf" and found.right == []
+
+
+@pytest.mark.parametrize(("question", "subject"), [
+    ("а FSDP?", "FSDP"), ("and FSDP?", "FSDP"), ("what about ZeRO?", "ZeRO"), ("а тензорный параллелизм?",
+                                                                             "тензорный параллелизм"),
+    ("а сколько у неё памяти?", None), ("а для BF16?", None), ("а это?", None), ("что такое DDP?", None),
+])
+def test_an_elliptical_follow_up_names_its_subject(question: str, subject: str | None) -> None:
+    assert elliptical_subject(question) == subject

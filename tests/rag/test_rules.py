@@ -39,6 +39,12 @@ def test_every_rule_quotes_its_entry_verbatim() -> None:
     ("should I reuse the idempotency key when I retry the same request?", "yes"),
     # typos: one letter off in the words that matter
     ("можно остоновить аренду и не плотить за остаток недели?", "no"),
+    # ending a rental early, in the words customers use for it
+    ("Can I cancel my rental early and get a refund for the unused days?", "no"),
+    ("I want to end the rental now, will I get money back for the rest of the month?", "no"),
+    ("можно отменить аренду досрочно и получить возврат?", "no"),
+    ("если я верну сервер раньше, перерасчёт будет?", "no"),
+    ("if I terminate the instance, is the rest of the month prorated?", "no"),
 ])
 def test_yes_no_questions_get_the_answer_the_rule_implies(question: str, verdict: str) -> None:
     answers = BOOK.match(question)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from rag.glossary import GlossaryEntry, load_glossary
-from rag.verification import SentenceStream, SentenceVerifier, is_yes_no_question
+from rag.verification import SentenceStream, SentenceVerifier, is_yes_no_question, same_root
 from tests.conftest import DATA_DIR
 
-ENTRIES = {entry.id: entry for entry in load_glossary(DATA_DIR)}
+GLOSSARY = load_glossary(DATA_DIR)
+ENTRIES = {entry.id: entry for entry in GLOSSARY}
 
 
 def context(*ids: str) -> list[GlossaryEntry]:
@@ -36,7 +37,10 @@ CASES = [
      "Gradient checkpointing trades off accuracy and speed [1].", "unsupported"),
     # written by the default model in `anchorgpu bench answers`
     (("000-gradient-checkpointing",), "gradient checkpointing хранит все активации?",
-     "Gradient checkpointing хранит все активации в памяти [1].", "polarity"),
+     "Gradient checkpointing хранит все активации в памяти [1].", "claim"),
+    # the same claim to a question that does not ask yes or no: the source stores "вместо хранения"
+    (("000-gradient-checkpointing",), "что gradient checkpointing делает с активациями?",
+     "Gradient checkpointing хранит активации в памяти [1].", "polarity"),
     # written by the default model: its support was the question's words (VRAM Offloading's entry says
     # "at the cost of speed", nothing of activations or the backward pass); the question restated
     (("003-vram-offloading",), "как сэкономить память на активациях ценой лишних вычислений при обратном проходе?",
@@ -114,3 +118,77 @@ def test_an_answer_in_another_language_than_its_entry_is_not_held_to_the_entrys_
     assert verifier.check("FP16 training requires loss scaling to avoid underflow [1].").rejected != "echo"
     russian = SentenceVerifier(context("000-fp16"), "что нужно для обучения в FP16?", "ru")
     assert russian.check("Для обучения в FP16 нужно [1].").rejected == "echo"
+
+
+# Written by the default model to questions outside the labelled set, each shown as verified before the
+# checks below existed: a yes/no question restated as its own answer, a concept outside the context named
+# as the subject, a figure of one GPU given as a model's requirement. With each, a right answer that passes.
+GLOSSARY_CASES = [
+    (("000-gradient-checkpointing",), "gradient checkpointing делает обучение быстрее?",
+     "Gradient checkpointing делает обучение быстрее [1].", "claim"),
+    (("000-gradient-checkpointing",), "does gradient checkpointing make training faster?",
+     "Gradient checkpointing makes training faster [1].", "claim"),
+    (("003-speculative-decoding",), "does speculative decoding use a bigger draft model?",
+     "Speculative decoding uses a bigger draft model [1].", "claim"),
+    (("000-gddr",), "HBM медленнее GDDR?", "HBM медленнее GDDR — потому что GDDR — более доступный аналог HBM [1].",
+     "claim"),
+    (("000-mixed-precision",), "is BF16 more precise than FP16?", "BF16 is more precise than FP16 [1].", "claim"),
+    (("000-pagedattention",), "PagedAttention хранит KV-кэш в смежных блоках памяти?",
+     "PagedAttention хранит KV-кеш в смежных блоках памяти [1].", "claim"),
+    (("002-ddp",), "DDP шардирует параметры модели?", "DDP (DistributedDataParallel) шардирует параметры модели [1].",
+     "subject"),
+    (("000-fp16",), "нужен ли loss scaling для BF16?", "Для BF16 требуется loss scaling при обучении [1].", "subject"),
+    (("000-nvidia-h200",), "сколько памяти нужно для llama 3 70b?",
+     "LLama 3 70b требует примерно 141 ГБ памяти HBM3e [1].", "number"),
+    (("000-nvidia-h200",), "сколько памяти нужно для llama 3 70b?",
+     "141 ГБ памяти HBM3e для работы с крупными языковыми моделями [1].", "number"),
+    (("002-ddp", "002-fsdp"), "а FSDP?", "Репликация не объединяет память устройств в один непрерывный пул [1].",
+     "subject"),
+    # right answers
+    (("002-ddp",), "DDP объединяет память нескольких GPU в один пул?",
+     "DDP не объединяет память устройств в один непрерывный пул [1].", None),
+    (("000-zero",), "ZeRO дублирует параметры на каждом GPU?",
+     "ZeRO — алгоритм DeepSpeed, устраняющий дублирование параметров между GPU [1].", None),
+    (("000-fp16",), "нужен ли loss scaling при обучении в FP16?", "Для обучения в FP16 требуется loss scaling [1].",
+     None),
+    (("000-mig",), "MIG — это технология AMD?",
+     "MIG — это технология NVIDIA для аппаратного разделения одного GPU [1].", None),
+    (("000-nvlink",), "для чего нужен NVLink?",
+     "NVLink — высокоскоростная межсоединительная шина NVIDIA между GPU с пропускной способностью до 900 ГБ/с [1].",
+     None),
+    (("000-checkpoint",), "как сохранить прогресс обучения, чтобы потом продолжить?",
+     "Чекпоинт — сохранённое состояние модели и оптимизатора в определённый момент обучения [1].", None),
+    (("000-fsdp",), "what is FSDP similar to?", "FSDP is a PyTorch implementation similar to ZeRO-3 [1].", None),
+]
+
+
+@pytest.mark.parametrize(("ids", "question", "sentence", "reason"), GLOSSARY_CASES)
+def test_claims_are_judged_against_the_whole_glossary(ids: tuple[str, ...], question: str, sentence: str,
+                                                      reason: str | None) -> None:
+    check = SentenceVerifier(context(*ids), question, glossary=GLOSSARY).check(sentence)
+    assert check.rejected == reason, check
+
+
+def test_a_russian_question_without_a_question_word_asks_yes_or_no() -> None:
+    assert is_yes_no_question("DDP шардирует параметры модели?") and is_yes_no_question("аренду можно заморозить?")
+    assert not is_yes_no_question("как работает continuous batching?")
+    assert not is_yes_no_question("bf16 или fp16 — что лучше?") and not is_yes_no_question("HBM vs GDDR")
+
+
+def test_word_families_count_as_the_entrys_words_and_negated_stems_do_not() -> None:
+    assert same_root("требоваться", "требовать") and same_root("разделить", "разделение")
+    assert same_root("хранить", "хранение")
+    assert not same_root("смежный", "несмежный") and not same_root("повышать", "понижать")
+
+
+def test_a_sentence_written_twice_is_shown_once() -> None:
+    stream = SentenceStream(SentenceVerifier(context("000-nvlink"), "для чего нужен NVLink?"))
+    sentence = "NVLink — высокоскоростная межсоединительная шина NVIDIA между GPU [1]. "
+    text = stream.feed(sentence + sentence) + stream.flush()
+    assert text.count("шина NVIDIA") == 1 and not stream.answer.rejected
+
+
+def test_the_models_guillemets_are_not_shown_as_the_glossarys() -> None:
+    check = SentenceVerifier(context("002-quantization"), "что такое квантование?").check(
+        "Квантование — «представление некоторых значений модели с пониженной числовой точностью» [1].")
+    assert check.ok and "«" not in check.text and "»" not in check.text

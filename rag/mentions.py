@@ -1,0 +1,97 @@
+"""Which glossary concepts a text names, across the whole glossary (not only an answer's context).
+
+The verifier needs this to judge a sentence's subject: "Для BF16 требуется loss scaling [1]" citing FP16's
+entry is about BF16, a concept the context may not hold at all. Only names that are unmistakably terms count
+as naming a concept: acronyms and mixed-case or digit-bearing spellings (DDP, LoRA, H100, ZeRO-3), names of
+several words (Tensor Parallelism, KV-кэш, контрольная точка обучения) and long single Russian terms
+(квантование). Plain words that double as terms ("token", "loss", «эпоха», «миг», «куда») are left out:
+they would make every sentence "name" a concept it merely uses.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from rag.glossary import GlossaryEntry
+from rag.text import compact, lemma, words
+
+MAX_NAME_WORDS = 6
+MIN_RUSSIAN_TERM_CHARS = 7  # «квантование», «чекпоинт»; not «батч», «токен», «эпоха»
+_LATIN_OR_DIGIT = re.compile(r"[A-Za-z0-9]")
+_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
+# single Russian words that are glossary names but everyday words in an answer
+_COMMON_RUSSIAN = frozenset({"модель", "память", "обучение", "генерация", "параметр", "градиент", "токены",
+                             "тензор", "тензоры", "потери", "внимание", "задержка", "контекст", "температура",
+                             "производительность", "видеокарта", "видеопамять", "контейнер", "инстанс",
+                             "эксперт", "прогрев", "нормализация", "нормировка", "нелинейность", "оркестрация",
+                             "переобучение", "дообучение", "предобучение", "стриминг", "латентность"})
+# the hardware every answer talks about: naming it does not make it a sentence's subject
+_GENERIC = frozenset({"gpu", "gpus", "vram", "cpu", "llm", "ai", "ml"})
+
+
+def is_term_like(name: str) -> bool:
+    """A spelling that names a concept wherever it appears (see the module docstring)."""
+    name_words = words(name)
+    if not name_words or len(compact(name)) < 3 or compact(name) in _GENERIC:
+        return False
+    if len(name_words) > 1:
+        return True
+    if _LATIN_OR_DIGIT.search(name) and not _CYRILLIC.search(name):
+        letters = [ch for ch in name if ch.isalpha()]
+        upper = sum(ch.isupper() for ch in letters)
+        return any(ch.isdigit() for ch in name) or upper >= 2 or (0 < upper < len(letters) and not name[0].isupper())
+    return bool(_CYRILLIC.search(name)) and len(name_words[0]) >= MIN_RUSSIAN_TERM_CHARS and (
+        name_words[0] not in _COMMON_RUSSIAN)
+
+
+class ConceptNames:
+    """Word n-grams of term-like names → concepts, matched by spelling or by lemmas, longest first."""
+
+    def __init__(self, entries: Sequence[GlossaryEntry]) -> None:
+        self._surface: dict[str, set[str]] = {}
+        self._lemmas: dict[str, set[str]] = {}
+        self._keys: dict[str, set[str]] = {}  # concept → compact keys of all its names (for mentions)
+        for entry in entries:
+            keys = self._keys.setdefault(entry.concept, set())
+            for name in entry.names:
+                key = compact(name)
+                if len(key) >= 3:
+                    keys.add(key)
+                if not is_term_like(name):
+                    continue
+                name_words = words(name)
+                self._surface.setdefault(compact("".join(name_words)), set()).add(entry.concept)
+                self._lemmas.setdefault(" ".join(lemma(w) for w in name_words), set()).add(entry.concept)
+
+    def named(self, text: str) -> set[str]:
+        """The concepts whose term-like names the text contains as whole words; a name inside a longer
+        matched name ("LoRA" in "LoRA для Stable Diffusion") does not count separately."""
+        text_words = words(text)
+        covered: set[int] = set()
+        found: set[str] = set()
+        for n in range(min(MAX_NAME_WORDS, len(text_words)), 0, -1):
+            for start in range(len(text_words) - n + 1):
+                span = set(range(start, start + n))
+                if span & covered:
+                    continue
+                gram = text_words[start:start + n]
+                concepts = (self._surface.get(compact("".join(gram)))
+                            or self._lemmas.get(" ".join(lemma(w) for w in gram)))
+                if concepts:
+                    found |= concepts
+                    covered |= span
+        return found
+
+    def mentioned(self, concept: str, text: str) -> bool:
+        """Whether the text spells any name of the concept (term-like or not), e.g. an entry that talks
+        about another concept ("FSDP … аналог ZeRO-3")."""
+        key = compact(text)
+        return any(name in key for name in self._keys.get(concept, ()))
+
+
+@functools.lru_cache(maxsize=4)
+def concept_names(entries: tuple[GlossaryEntry, ...]) -> ConceptNames:
+    """One index per glossary version (entries are frozen, so the tuple is its identity)."""
+    return ConceptNames(entries)
