@@ -1,11 +1,13 @@
 """What a message asks for, decided once for every front (Telegram, console chat, ``anchorgpu ask``).
 
 * a command (``/fit …``): the front's command table handles it;
-* a price question ("сколько стоит H100 в час?"): answered from the price list, never by the model — a
-  small model asked for a price invents one with confidence;
+* a price question ("сколько стоит H100 в час?", «какая скидка за месяц?»): answered from the price list, never
+  by the model — a small model asked for a price invents one with confidence ("скидка за месяц — 30%");
 * a question about a company rule ("можно ли остановить аренду и не платить?"): the rule quoted verbatim
   from the glossary, with the yes or no it implies (:mod:`rag.rules`), never by the model;
-* a fit question ("влезет ли mixtral в две A100?") that names a model the fit engine knows: the fit engine;
+* whether a GPU is rented ("можно ли арендовать B200?", "do you have MI300X?"): the price list;
+* a fit question ("влезет ли mixtral в две A100?", «сколько памяти нужно для llama 3 70b?») that names a
+  model the fit engine knows: the fit engine;
 * a question about a GPU's specifications ("сколько памяти у H100?"): the GPU catalog;
 * anything else: a glossary question for the answerer.
 
@@ -38,10 +40,15 @@ PRICE_QUESTION = re.compile(
     r"|\bwhat\s+does\b[^?.!]{0,60}\bcost\b|\bcosts?\b[^?.!]{0,20}\bon[\s-]demand"
     r"|\bhourly\s+(rate|price|cost)|\brate\s+per\s+hour|\bper[\s-]hour\s+(rate|price|cost)"
     r"|\bцен[аыуе]?\b|\bцены\b|\bстоимост\w*|сколько\s+(стоит|стоят|будет\s+стоить)|\bпрайс\w*|\bрасценк\w*"
-    r"|\bпоч[её]м\b|\bтариф\w*)")
+    r"|\bпоч[её]м\b|\bтариф\w*|\bскидк\w*|\bdiscount\w*)")
+# "можно ли арендовать B200?", "do you have MI300X?": whether a GPU is rented is the price list's to say
+AVAILABILITY_QUESTION = re.compile(
+    r"(?i)(арендова\w*|арендуе\w*|есть\s+ли\s+у\s+вас|у\s+вас\s+есть|сда[её]те|в\s+наличии|\brent\b|\brentable\b|"
+    r"\bdo\s+you\s+(have|offer)\b|\bavailable\s+(for|to)\s+rent)")
 # a price question is about renting compute: it names a GPU or rental words ("сколько стоит iPhone" is not)
 RENTAL_WORDS = re.compile(r"(?i)(аренд|арендов|rent|\bgpu|гпу|видеокарт|карт[аыу]\b|инстанс|instance|сервер|server|"
-                          r"\bчас|hour|spot|спот|committed|on-demand|по требованию|прайс|price list|quote|расч[её]т)")
+                          r"\bчас|hour|spot|спот|committed|on-demand|по требованию|прайс|price list|quote|расч[её]т|"
+                          r"скидк|discount)")
 # "will it fit" and "how much memory / which GPU does it need": both are the fit engine's, once it knows the model
 FIT_QUESTION = re.compile(
     r"\b(влез\w*|помест\w*|войд[её]т|хватит|fits?|vram)\b"
@@ -73,6 +80,7 @@ class Intent:
     text: str  # the question, or a command's arguments
     command: str | None = None  # "fit" for "/fit …"
     gpu_ids: tuple[str, ...] = ()  # price questions: the rentable GPUs named; spec questions: every GPU named
+    unpriced: tuple[str, ...] = ()  # price questions: catalog GPUs named that are not rented
     rules: tuple[RuleAnswer, ...] = ()  # rule questions: the rules it is about, with their yes/no
     spec_fields: tuple[SpecField, ...] = ()  # spec questions: what is asked (memory, bandwidth…)
 
@@ -137,12 +145,16 @@ class IntentClassifier:
 
     def _classify(self, question: str) -> Intent:
         if PRICE_QUESTION.search(question):
-            priced = self.rentable_gpus_named(question)
-            if priced or RENTAL_WORDS.search(question):
-                return Intent("price", question, gpu_ids=tuple(priced))
+            price = self._price(question)
+            if price.gpu_ids or price.unpriced or RENTAL_WORDS.search(question):
+                return price
         rules = self.rules.match(question)
         if rules:
             return Intent("rule", question, rules=tuple(rules))
+        if AVAILABILITY_QUESTION.search(question):  # after the rules: "я арендовал H100 и остановил…" is one
+            price = self._price(question)
+            if price.gpu_ids or price.unpriced or RENTAL_WORDS.search(question):
+                return price
         if FIT_QUESTION.search(question) and self._fit_parses(question):
             return Intent("fit", question)
         fields = spec_fields_asked(question)
@@ -151,6 +163,14 @@ class IntentClassifier:
             if named:
                 return Intent("gpu_spec", question, gpu_ids=tuple(spec.id for spec in named), spec_fields=fields)
         return Intent("glossary", question)
+
+    def _price(self, question: str) -> Intent:
+        """A price (or "do you rent it") question: the rentable GPUs it names, and those it names that are not
+        rented."""
+        named = [spec.id for spec in self._named(question)]
+        rentable = set(self.data.prices.rentable_ids())
+        return Intent("price", question, gpu_ids=tuple(gpu for gpu in named if gpu in rentable),
+                      unpriced=tuple(gpu for gpu in named if gpu not in rentable))
 
     def _fit_parses(self, question: str) -> bool:
         try:

@@ -50,6 +50,7 @@ _COMPARISONS = (
     re.compile(r"(?i)^(?P<x>[^?]+?)\s+(?:vs\.?|versus|против)\s+(?P<y>[^?]+?)\s*\??$"),
     re.compile(r"(?i)^(?P<x>[^?]+?)\s+(?:или|or)\s+(?P<y>[^?,]+?)\s*[?,:]"),
 )
+_SIDE_START = re.compile(r"^.*(:|\s[—–]\s)\s*")
 _SIDE_FILLER = re.compile(r"(?i)^(the|a|an)\s+|\s+(в\s+ч[её]м\s+разница|difference|разница)$")
 # where a side's name ends: a clause ("…, обоим нужен loss scaling?", "… - do both need…") or a circumstance
 _SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s).*$")
@@ -108,7 +109,9 @@ def comparison_sides(question: str) -> tuple[str, str] | None:
     for pattern in _COMPARISONS:
         match = pattern.search(text)
         if match:
-            left = _SIDE_FILLER.sub("", _SIDE_END.sub("", match.group("x")).strip(" ,.:;«»\"'")).strip()
+            # "что лучше для инференса: vLLM или TGI?": the left side starts after the question's own clause
+            left_text = _SIDE_START.sub("", match.group("x")) or match.group("x")
+            left = _SIDE_FILLER.sub("", _SIDE_END.sub("", left_text).strip(" ,.:;«»\"'")).strip()
             right = _SIDE_FILLER.sub("", _SIDE_END.sub("", match.group("y")).strip(" ,.:;«»\"'")).strip()
             if left and right and left.lower() != right.lower() and len(left) <= 60 and len(right) <= 60:
                 return left, right

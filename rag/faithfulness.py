@@ -385,7 +385,8 @@ def score(item: FaithfulnessItem, answer_text: str, sources: Sequence[SourceLike
     """One answer against its item. ``sources``: the entries the answer was given (``Answer.sources``);
     ``status``: ``Answer.status``; ``catalog``: the fact table (see the module docstring)."""
     folded = fold(answer_text)
-    refused = status in REFUSAL_STATUSES or not folded or bool(REFUSAL_TEXT.search(folded))
+    # the glossary's own words are an answer, also under a notice that one side of a comparison is missing
+    refused = status in REFUSAL_STATUSES or not folded or (status != "extractive" and bool(REFUSAL_TEXT.search(folded)))
     violations = tuple(c.text for c in item.must_not if c.found_in(folded)) if not refused else ()
     missing = tuple(group[0].text for group in item.must_state if not any(c.found_in(folded) for c in group))
     said = detect_yes_no(answer_text) if not refused else None

@@ -54,6 +54,22 @@ SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?!\[)|\n+")
 # A number a sentence states: not the digits of a name (H100, FP16, Q4_K_M), but 80 in "80 ГБ" or "80GB".
 _NUMBER = re.compile(r"(?<![A-Za-zА-Яа-яЁё\d_.,])(\d+(?:[.,]\d+)?)")
 _ANY_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+# What a figure measures, read from the word after it: "30 дней" is not "30%", "900 ГБ/с" is not "900 ГБ"
+_UNIT_WORDS = {
+    "bandwidth": r"(гб|gb|тб|tb|мб|mb|гбит|gbit)\s*/\s*(с|s)\b",
+    "percent": r"(%|процент|percent)",
+    "memory": r"(гб|gb|гиб|gib|тб|tb|мб|mb|гигабайт|gigabyte|терабайт|terabyte)",
+    "bits": r"(бит|bit)",
+    "days": r"(дн|день|дня|дней|сут|days?\b)",
+    "hours": r"(час|ч\b|hours?\b|h\b)",
+    "weeks": r"(недел|weeks?\b)",
+    "months": r"(месяц|months?\b)",
+    "money": r"(usd|\$|доллар|dollar|руб|₽)",
+    "watts": r"(вт\b|ватт|w\b|watts?\b)",
+    "flops": r"(tflops|тфлопс|терафлопс|flops|флопс)",
+}
+_UNITS = tuple((name, re.compile(pattern, re.IGNORECASE)) for name, pattern in _UNIT_WORDS.items())
+_AFTER_NUMBER = re.compile(r"\s*-?\s*(%|[^\W\d_]+(?:\s*/\s*[^\W\d_]+)?)")
 # A Russian question answered by a sentence without one Russian word got an English answer, not a
 # Russian one ("Loss scaling is necessary for training in FP16 [1]" to «нужен ли loss scaling…?»)
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
@@ -105,7 +121,7 @@ class VerifiedAnswer:
     text: str = ""
     cited: list[int] = field(default_factory=list)  # context numbers in the order of first citation
     rejected: list[SentenceCheck] = field(default_factory=list)
-    shown: set[str] = field(default_factory=set)  # name keys of the sentences shown: a repeat is dropped
+    shown: set[str] = field(default_factory=set)  # compact keys of the sentences shown: a repeat is dropped
 
 
 def _numbers(text: str, pattern: re.Pattern[str] = _NUMBER) -> set[str]:
@@ -140,6 +156,24 @@ def same_root(a: str, b: str) -> bool:
             break
         common += 1
     return common >= max(MIN_ROOT, shorter - ROOT_SLACK)
+
+
+def _unit(after: str) -> str | None:
+    match = _AFTER_NUMBER.match(after)
+    if match is None:
+        return None
+    word = match.group(1)
+    return next((name for name, pattern in _UNITS if pattern.match(word)), None)
+
+
+def _measures(text: str) -> dict[str, set[str | None]]:
+    """Each figure of a text with what it measures there (None: nothing said, or a word we do not read)."""
+    found: dict[str, set[str | None]] = {}
+    for match in _NUMBER.finditer(text):
+        number = match.group(1).replace(",", ".")
+        number = number.rstrip("0").rstrip(".") if "." in number else number
+        found.setdefault(number, set()).add(_unit(text[match.end():match.end() + 24]))
+    return found
 
 
 def _comparatives(text: str) -> set[str]:
@@ -218,9 +252,10 @@ class SentenceVerifier:
 
     def _echo(self, body: str, lemmas: set[str], cited: Sequence[int], cross_language: bool) -> Reason | None:
         """The sentence's support must come from what it adds to the question, not from the question's own
-        words; nothing added is a restatement, which answers nothing. Not for a yes/no question, where
-        restating is affirming ("Для обучения в FP16 требуется loss scaling"): the yes/no and polarity
-        checks judge that, and a synonym of the question's verb is not in the entry."""
+        words; nothing added is a restatement, which answers nothing. A yes/no question restated is an
+        affirmation, which :meth:`_claim` judges ("Для обучения в FP16 требуется loss scaling"); what such a
+        sentence adds must still be in the entry. A word of the entry's word family counts as the entry's
+        («требуется» for «требует»)."""
         if cross_language:
             return None
         if any(self._lang[n - 1] != self._sentence_lang(body) for n in cited):  # its added words cannot be the entry's
@@ -258,26 +293,25 @@ class SentenceVerifier:
         """The subject across the whole glossary: every concept the sentence names must be cited or spoken
         of by a cited entry; a sentence naming none is about the question's concepts, and then a cited
         entry must be one of them or speak of one (when the question names any). A figure the sentence
-        states must belong to a concept it or the question names."""
-        if self._glossary is None:
+        states must belong to a concept it or the question names, when they name any."""
+        glossary = self._glossary
+        if glossary is None or any(self.entries[n - 1].category == "comparisons" for n in cited):
             return None
         cited_concepts = {self.entries[n - 1].concept for n in cited}
         cited_text = " ".join(f"{self.entries[n - 1].term} {self.entries[n - 1].definition}" for n in cited)
-        named = self._glossary.named(body) | self._named_concepts(key)
-        if any(self.entries[n - 1].category == "comparisons" for n in cited):
-            return None
 
         def spoken_of(concept: str) -> bool:
-            assert self._glossary is not None
-            return concept in cited_concepts or self._glossary.mentioned(concept, cited_text)
+            return concept in cited_concepts or glossary.mentioned(concept, cited_text)
 
-        if any(not spoken_of(concept) for concept in named):
+        terms = glossary.named(body)  # term-like names only: "GPU" or «модель» make no sentence about them
+        if any(not spoken_of(concept) for concept in terms):
             return "subject"
+        named = terms | self._named_concepts(key)
         if not named and self.question_concepts and not any(spoken_of(c) for c in self.question_concepts):
             return "subject"
         stated = _numbers(body) - self.question_numbers
-        if stated:
-            about = named | self.question_concepts | self._named_concepts(compact(self._question))
+        about = named | self.question_concepts | self._named_concepts(compact(self._question))
+        if stated and about:  # naming nothing, a figure is the context's ("а в месяце?" — «30 дней»)
             owners = {self.entries[n - 1].concept for n in cited if stated & self._numbers[n - 1]}
             if owners and not owners & about:
                 return "number"
@@ -308,8 +342,20 @@ class SentenceVerifier:
         return None
 
     def _number_check(self, body: str, cited: Sequence[int]) -> Reason | None:
+        """Every figure occurs in a cited entry or the question, measuring the same thing where both say:
+        «Скидка за месяц составляет 30% [1]» citing «…месяц — ровно 30 дней» is not supported."""
         allowed = self.question_numbers.union(*(self._numbers[n - 1] for n in cited))
-        return "number" if _numbers(body) - allowed else None
+        if _numbers(body) - allowed:
+            return "number"
+        sources = [self._question, *(self.entries[n - 1].definition for n in cited)]
+        measured = [_measures(text) for text in sources]
+        for number, units in _measures(body).items():
+            if units == {None}:
+                continue
+            said = [found[number] for found in measured if number in found]
+            if said and not any(None in units_there or units & units_there for units_there in said):
+                return "number"
+        return None
 
     def _named_concepts(self, key: str) -> set[str]:
         """Concepts whose names the sentence contains; a name inside a longer matched name of another concept

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from app.intents import Intent
 from app.views.quote import money
 from gpu.data import GpuData
+from gpu.prices import PriceList, Term
 from infra.i18n import Lang, t
 from infra.markup import PLAIN, Markup
 
@@ -13,7 +16,7 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
     prices = data.prices.current()
     catalog = data.gpus
     parts = [t("price_intro", lang)]
-    if intent.gpu_ids:
+    if intent.gpu_ids or intent.unpriced:
         for gpu_id in intent.gpu_ids:
             price = prices.price_for(gpu_id)
             if price is None:  # the price list changed since the question was classified
@@ -22,8 +25,32 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
                     if price.spot is not None else "")
             parts.append(t("price_line", lang, gpu=catalog.get(gpu_id).name,
                            price=money(price.on_demand, prices.currency, lang), spot=spot))
+            parts.append(t("price_discounts", lang, **_discounts(price.term_discount_percent)))
+        for gpu_id in intent.unpriced:
+            parts.append(t("price_not_rented", lang, gpu=catalog.get(gpu_id).name))
     else:
         parts.append(t("price_no_gpu", lang))
+        parts += _discount_summary(prices, data, lang)
     example = f"/quote {intent.gpu_ids[0] if intent.gpu_ids else 'h100'} x8 2 weeks"
     parts.append(t("price_how_to_quote", lang, example=example))
     return markup.text("\n".join(parts))
+
+
+def _discounts(percent: dict[Term, Decimal]) -> dict[str, str]:
+    return {term.value: format(percent[term].normalize(), "f") for term in Term}
+
+
+def _discount_summary(prices: PriceList, data: GpuData, lang: Lang) -> list[str]:
+    """"какая скидка за месяц?": the term discounts most GPUs have, then each GPU that differs."""
+    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for gpu_id, price in prices.gpus.items():
+        groups.setdefault(tuple(_discounts(price.term_discount_percent).items()), []).append(gpu_id)
+    if not groups:
+        return []
+    common = max(groups, key=lambda key: len(groups[key]))
+    lines = [t("price_discounts_all", lang, **dict(common))]
+    for key, gpu_ids in groups.items():
+        if key != common:
+            names = ", ".join(data.gpus.get(gpu_id).name for gpu_id in gpu_ids)
+            lines.append(t("price_discounts_other", lang, gpus=names, **dict(key)))
+    return lines

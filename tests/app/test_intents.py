@@ -6,6 +6,7 @@ import pytest
 
 from app.intents import IntentClassifier
 from gpu.fit.service import FitService
+from gpu.prices import Term
 from rag.glossary import glossary_file
 from rag.rules import RuleBook
 from tests.conftest import DATA_DIR, gpu_data
@@ -33,6 +34,13 @@ INTENTS = IntentClassifier(DATA, FitService(DATA), RuleBook(DATA_DIR, glossary_f
     ("how much memory does the H100 have?", "gpu_spec"),
     ("сколько памяти занимает KV-кэш?", "glossary"),
     ("Can I cancel my rental early and get a refund?", "rule"),
+    # discounts and whether a GPU is rented are the price list's (the model once said «скидка за месяц — 30%»)
+    ("какая скидка за месяц аренды?", "price"),
+    ("is there a discount for a monthly rental?", "price"),
+    ("можно ли арендовать B200?", "price"),
+    ("do you have H200?", "price"),
+    ("если я арендовал H100 и остановлю его, придётся платить?", "rule"),
+    ("is FP8 available on the A100?", "gpu_spec"),
 ])
 def test_classification(text: str, kind: str) -> None:
     assert INTENTS.classify(text).kind == kind
@@ -54,3 +62,16 @@ def test_a_follow_up_spec_question_takes_its_gpu_from_the_previous_question() ->
     assert chained.kind == "gpu_spec" and chained.gpu_ids == ("h200",), "across follow-ups that name none"
     moved_on = INTENTS.classify_question("а сколько у неё памяти?", ["что такое KV cache?", "что такое H200?"])
     assert moved_on.kind == "glossary", "not across a question on something else"
+
+
+def test_a_gpu_that_is_not_rented_is_said_to_be_so_and_discounts_come_from_the_price_list() -> None:
+    from app.views.prices import render_price_answer
+
+    intent = INTENTS.classify("можно ли арендовать B200?")
+    assert intent.gpu_ids == () and intent.unpriced == ("b200",)
+    text = render_price_answer(intent, DATA, "ru")
+    assert "B200" in text and "не сдаётся в аренду" in text
+    discounts = render_price_answer(INTENTS.classify("какая скидка за месяц аренды?"), DATA, "ru")
+    prices = DATA.prices.current()
+    month = {format(price.term_discount_percent[Term.MONTH].normalize(), "f") for price in prices.gpus.values()}
+    assert all(f"месяц −{percent}%" in discounts for percent in month), discounts

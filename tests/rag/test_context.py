@@ -18,6 +18,8 @@ from tests.conftest import DATA_DIR
     ("DDP vs FSDP?", ("DDP", "FSDP")),
     ("how does GGUF differ from GGML?", ("GGUF", "GGML")),
     ("сравни vLLM и TGI", ("vLLM", "TGI")),
+    ("что лучше для инференса: vLLM или TGI?", ("vLLM", "TGI")),
+    ("bf16 или fp16 — что лучше для обучения и почему?", ("bf16", "fp16")),
 ])
 def test_comparison_sides(question: str, sides: tuple[str, str]) -> None:
     assert comparison_sides(question) == sides
