@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 
 from rag.glossary import GlossaryEntry
 from rag.retriever import Hit, SearchResult
+from rag.text import compact
 
 # On the in-scope eval questions, every one whose runner-up concept scored under 0.6 of the first hit had
 # the right entry first: 119 by the fused score (at 0.7 one did not), 81 by the BM25 score (none wrong
@@ -51,7 +52,7 @@ _COMPARISONS = (
     re.compile(r"(?i)^(?P<x>[^?]+?)\s+(?:или|or)\s+(?P<y>[^?,]+?)\s*[?,:]"),
 )
 _SIDE_START = re.compile(r"^.*(:|\s[—–]\s)\s*")
-_SIDE_FILLER = re.compile(r"(?i)^(the|a|an)\s+|\s+(в\s+ч[её]м\s+разница|difference|разница)$")
+_SIDE_FILLER = re.compile(r"(?i)^(the|a|an|как|how)\s+|\s+(в\s+ч[её]м\s+разница|difference|разница)$")
 # where a side's name ends: a clause ("…, обоим нужен loss scaling?", "… - do both need…") or a circumstance
 _SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s).*$")
 
@@ -196,7 +197,14 @@ def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry
              and all(any(key in name.lower() or name.lower() in key for name in (e.term, *e.aliases))
                      for key in side_keys)]
     if concepts[0] == concepts[1]:
-        return Comparison([], [], joint) if joint else None
+        if joint:
+            return Comparison([], [], joint)
+        # "top-p" and "top-k" both found top-p's entry: the side that does not name it has none of its own
+        own = [e for e in concept_entries(all_entries, concepts[0] or "") if e.category != "comparisons"]
+        naming = [any(compact(side) == compact(name) for e in own for name in e.names) for side in sides]
+        if own and naming.count(True) == 1:
+            return Comparison(own, [], [], (sides[naming.index(False)],))
+        return None
     left, right = ([e for e in concept_entries(all_entries, concept) if e.category != "comparisons"]
                    if concept else [] for concept in concepts)
     missing = tuple(side for side, concept in zip(sides, concepts, strict=True) if concept is None)

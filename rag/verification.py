@@ -92,7 +92,11 @@ _QUESTION_WORD = re.compile(
 
 Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "class", "language",
                  "echo", "claim"]
-# comparisons a yes/no claim can turn on; "more" and "than" are stopwords to the lemma checks
+# a sentence giving a cause claims one: the cited entry must state a cause too
+_CAUSE = re.compile(r"(?i)\b(потому\s+что|так\s+как|поскольку|из-за|благодаря|вследствие|поэтому|следовательно|"
+                    r"because|due\s+to|as\s+a\s+result|therefore|thanks\s+to|hence)\b")
+_WHY_QUESTION = re.compile(r"(?i)\b(почему|отчего|зачем|с\s+какой\s+стати|why|how\s+come)\b")
+# comparisons a claim can turn on; "more" and "than" are stopwords to the lemma checks
 _COMPARATIVE = re.compile(
     r"(?i)\b(more|less|fewer|better|worse|faster|slower|higher|lower|bigger|larger|smaller|greater|cheaper|"
     r"больше|меньше|лучше|хуже|быстрее|медленнее|выше|ниже|сильнее|слабее|дешевле|дороже|точнее|шире|уже)\b")
@@ -199,6 +203,9 @@ class SentenceVerifier:
         self.question_numbers = _numbers(question, _ANY_NUMBER)
         self.question_words = set(content_lemmas(question))
         self.yes_no = is_yes_no_question(question)
+        # "почему DDP шардирует параметры?" takes "DDP шардирует параметры" for granted, as a yes/no question
+        # asks it: a sentence repeating it states it
+        self.presupposes = self.yes_no or bool(_WHY_QUESTION.search(question))
         self._words = [set(content_lemmas(f"{e.term} {' '.join(e.aliases)} {e.definition}")) for e in self.entries]
         self._names = [[compact(name) for name in e.names if len(compact(name)) >= 3] for e in self.entries]
         self._name_words = [set(content_lemmas(" ".join(e.names))) for e in self.entries]
@@ -274,20 +281,25 @@ class SentenceVerifier:
         return prevailing_lang(" ".join(kept)) if kept else prevailing_lang(body)
 
     def _claim(self, body: str, lemmas: set[str], cited: Sequence[int]) -> Reason | None:
-        """A sentence answering a yes/no question with the question's own words affirms what it asks
-        ("DDP шардирует параметры модели" to «DDP шардирует параметры модели?»): each content word it repeats
-        from the question, beyond the concepts' names, must be in a cited entry — in that entry's language,
-        so an English restatement of a Russian entry is not taken for a confirmation."""
-        if not self.yes_no:
+        """A comparison the sentence repeats from the question ("why is GDDR faster than HBM?" → "GDDR is
+        faster…") must be the cited entry's, and so must a cause it gives ("…, так как…"). A sentence
+        answering a yes/no question with the question's own words affirms what it asks ("DDP шардирует
+        параметры модели" to «DDP шардирует параметры модели?»), and so does one repeating what a why-question
+        presupposes («почему DDP шардирует параметры?»): each content word it repeats from the question,
+        beyond the concepts' names, must be in a cited entry — in that entry's language, so an English
+        restatement of a Russian entry is not taken for a confirmation."""
+        cited_text = " ".join(self.entries[n - 1].definition for n in cited)
+        compared = _comparatives(body) & _comparatives(self._question)  # "BF16 is more precise than FP16"
+        if compared - _comparatives(cited_text):
+            return "claim"
+        if _CAUSE.search(body) and not _CAUSE.search(cited_text):
+            return "claim"  # «…требует больше памяти, так как увеличивает эффективность»: a cause of its own
+        if not self.presupposes:
             return None
         names = set().union(*(self._name_words[n - 1] for n in cited))
         repeated = (lemmas & self.question_words) - names
         allowed = set().union(*(self._words[n - 1] for n in cited))
-        if any(not _in_words(word, allowed) for word in repeated):
-            return "claim"
-        compared = _comparatives(body) & _comparatives(self._question)  # "BF16 is more precise than FP16"
-        stated = _comparatives(" ".join(self.entries[n - 1].definition for n in cited))
-        return "claim" if compared - stated else None
+        return "claim" if any(not _in_words(word, allowed) for word in repeated) else None
 
     def _glossary_subject(self, body: str, key: str, cited: Sequence[int]) -> Reason | None:
         """The subject across the whole glossary: every concept the sentence names must be cited or spoken
@@ -304,7 +316,9 @@ class SentenceVerifier:
             return concept in cited_concepts or glossary.mentioned(concept, cited_text)
 
         terms = glossary.named(body)  # term-like names only: "GPU" or «модель» make no sentence about them
-        if any(not spoken_of(concept) for concept in terms):
+        # about what it names: each must be cited or spoken of, and one of them cited («HBM — это более
+        # доступный аналог HBM» citing GDDR's entry, which only mentions HBM, says GDDR's words of HBM)
+        if terms and (not terms & cited_concepts or any(not spoken_of(concept) for concept in terms)):
             return "subject"
         named = terms | self._named_concepts(key)
         if not named and self.question_concepts and not any(spoken_of(c) for c in self.question_concepts):

@@ -22,7 +22,7 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
             if price is None:  # the price list changed since the question was classified
                 continue
             spot = (t("price_spot", lang, price=money(price.spot, prices.currency, lang))
-                    if price.spot is not None else "")
+                    if price.spot is not None else t("price_no_spot", lang))
             parts.append(t("price_line", lang, gpu=catalog.get(gpu_id).name,
                            price=money(price.on_demand, prices.currency, lang), spot=spot))
             parts.append(t("price_discounts", lang, **_discounts(price.term_discount_percent)))

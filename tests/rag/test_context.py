@@ -81,3 +81,11 @@ def test_a_side_the_glossary_does_not_know_is_missing_and_the_other_is_still_quo
 ])
 def test_an_elliptical_follow_up_names_its_subject(question: str, subject: str | None) -> None:
     assert elliptical_subject(question) == subject
+
+
+def test_a_side_that_only_found_the_other_sides_entry_is_missing() -> None:
+    """The glossary has Top-p and no top-k: "top-k" finds Top-p's entry, which it does not name."""
+    entries = load_glossary(DATA_DIR)
+    retriever = HybridRetriever(entries, None, None)
+    found = resolve_comparison(retriever, entries, "как top-p отличается от top-k?")
+    assert found is not None and found.missing == ("top-k",) and found.left[0].concept == "top-p"
