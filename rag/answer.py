@@ -56,6 +56,7 @@ from rag.conversation import ConversationStore
 from rag.extractive import Quote, answering_quotes, comparison_quotes, definition_quotes
 from rag.generation import GenerationResult, RawText, Waiting, generate
 from rag.glossary import GlossaryEntry
+from rag.mentions import concept_names
 from rag.prompt import Lang, Turn, build_messages, detect_lang
 from rag.retriever import SearchResult
 from rag.rules import Caveat
@@ -66,6 +67,8 @@ log = logging.getLogger(__name__)
 AnswerStatus = Literal["answered", "extractive", "fallback", "out_of_scope", "busy", "timeout", "cancelled",
                        "unavailable"]
 NO_MODEL = "none"
+MAX_NAMED_CONCEPTS = 2  # the question's own terms put first in the context ("X vs Y" names two)...
+ENTRIES_PER_NAMED_CONCEPT = 2  # ...with at most this many entries each, so the prompt stays top_k long
 MIN_RETRY_S = 10.0  # a focused retry starts only with at least this much of the request timeout left
 
 
@@ -216,7 +219,32 @@ class Answerer:
         combined = None
         if last_user and looks_like_follow_up(question):
             combined = await self._search(f"{question} {last_user}")
-        return choose_context([alone], question, follow_up_of=combined, top_k=self.top_k)
+        entries = choose_context([alone], question, follow_up_of=combined, top_k=self.top_k)
+        if entries is None or combined is not None or is_definition_question(question):
+            return entries  # a definition's concept is retrieval's call; a follow-up's terms are the turn's
+        return self._named_first(question, entries)
+
+    def _named_first(self, question: str, entries: list[GlossaryEntry]) -> list[GlossaryEntry]:
+        """The concepts the question names by a Latin term come first in the context, found if retrieval
+        missed them: «нужен ли loss scaling для BF16?» ranks FP16's entry (it says "loss scaling") above
+        BF16's, and the answer, or the glossary's words when no sentence passes, must be about BF16. Not for
+        definitions (retrieval picks the concept asked) or follow-ups (the turn before names the subject)."""
+        glossary = self.entries
+        if not glossary:
+            return entries
+        named = concept_names(tuple(glossary)).in_order(question, latin_only=True)[:MAX_NAMED_CONCEPTS]
+        if not named:
+            return entries
+        first: list[GlossaryEntry] = []
+        for concept in named:
+            own = [e for e in glossary if e.concept == concept and e.category != "comparisons"]
+            own.sort(key=lambda e: e not in entries)  # the entries retrieval picked first
+            first += own[:ENTRIES_PER_NAMED_CONCEPT]
+        # an entry comparing the named concepts («LoRA и DreamBooth») answers for both: it stays first
+        lead = [entries[0]] if entries[0].category == "comparisons" else []
+        promoted = {e.id for e in lead + first}
+        ordered = lead + first + [e for e in entries if e.id not in promoted]
+        return ordered[:max(self.top_k, len(lead + first))]
 
     # ------------------------------------------------------------ answering
 

@@ -53,6 +53,7 @@ class ConceptNames:
         self._surface: dict[str, set[str]] = {}
         self._lemmas: dict[str, set[str]] = {}
         self._keys: dict[str, set[str]] = {}  # concept → compact keys of all its names (for mentions)
+        self._latin: set[str] = set()  # the surface and lemma keys of names written in Latin letters
         for entry in entries:
             keys = self._keys.setdefault(entry.concept, set())
             for name in entry.names:
@@ -62,27 +63,38 @@ class ConceptNames:
                 if not is_term_like(name):
                     continue
                 name_words = words(name)
-                self._surface.setdefault(compact("".join(name_words)), set()).add(entry.concept)
-                self._lemmas.setdefault(" ".join(lemma(w) for w in name_words), set()).add(entry.concept)
+                surface, lemmas = compact("".join(name_words)), " ".join(lemma(w) for w in name_words)
+                self._surface.setdefault(surface, set()).add(entry.concept)
+                self._lemmas.setdefault(lemmas, set()).add(entry.concept)
+                if not _CYRILLIC.search(name):
+                    self._latin |= {surface, lemmas}
 
     def named(self, text: str) -> set[str]:
         """The concepts whose term-like names the text contains as whole words; a name inside a longer
         matched name ("LoRA" in "LoRA для Stable Diffusion") does not count separately."""
+        return set(self.in_order(text))
+
+    def in_order(self, text: str, latin_only: bool = False) -> list[str]:
+        """:meth:`named`, in the order the text names them; ``latin_only``: by names in Latin letters alone
+        (BF16, LoRA, Tensor Parallelism: the surest evidence, where «инференс» may only set the scene)."""
         text_words = words(text)
         covered: set[int] = set()
-        found: set[str] = set()
+        found: dict[str, int] = {}
         for n in range(min(MAX_NAME_WORDS, len(text_words)), 0, -1):
             for start in range(len(text_words) - n + 1):
                 span = set(range(start, start + n))
                 if span & covered:
                     continue
                 gram = text_words[start:start + n]
-                concepts = (self._surface.get(compact("".join(gram)))
-                            or self._lemmas.get(" ".join(lemma(w) for w in gram)))
+                surface, lemmas = compact("".join(gram)), " ".join(lemma(w) for w in gram)
+                if latin_only and surface not in self._latin and lemmas not in self._latin:
+                    continue
+                concepts = self._surface.get(surface) or self._lemmas.get(lemmas)
                 if concepts:
-                    found |= concepts
+                    for concept in sorted(concepts):
+                        found[concept] = min(found.get(concept, start), start)
                     covered |= span
-        return found
+        return sorted(found, key=lambda concept: found[concept])
 
     def mentioned(self, concept: str, text: str) -> bool:
         """Whether the text spells any name of the concept (term-like or not), e.g. an entry that talks

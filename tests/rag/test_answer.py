@@ -419,3 +419,17 @@ async def test_follow_ups_that_point_back_are_answered_with_the_glossarys_words(
     compared = final(await collect(answerer, "а чем она отличается от QLoRA?", key="other"))
     assert compared.status == "extractive" and [s.concept for s in compared.sources][:2] == ["lora", "qlora"]
     await engine.dispose()
+
+
+async def test_a_concept_the_question_names_comes_first_even_when_retrieval_ranks_a_neighbour_higher() -> None:
+    """«нужен ли loss scaling для BF16?»: "loss scaling" is in FP16's entry, but the question is about BF16,
+    so BF16's entry leads the context, and the glossary's words quoted without a model are BF16's."""
+    from rag.glossary import load_glossary
+    from tests.conftest import DATA_DIR
+
+    answerer = Answerer(HybridRetriever(load_glossary(DATA_DIR), None, None), None)
+    answer = final(await collect(answerer, "нужен ли loss scaling для BF16?", key=None))
+    assert answer.status == "unavailable" and answer.sources[0].concept == "bf16", answer.sources
+    assert "диапазоном FP32" in answer.text
+    # a definition keeps retrieval's concept: "Инференс" in the question does not displace prefill
+    assert (await answerer.retrieve("что такое prefill?", []) or [])[0].concept == "prefill"
