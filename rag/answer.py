@@ -230,8 +230,8 @@ class Answerer:
         BF16's, and the answer, or the glossary's words when no sentence passes, must be about BF16. Not for
         definitions (retrieval picks the concept asked) or follow-ups (the turn before names the subject)."""
         glossary = self.entries
-        if not glossary:
-            return entries
+        if not glossary or entries[0].category == "comparisons":
+            return entries  # an entry comparing the named concepts («LoRA и DreamBooth») answers for both
         named = concept_names(tuple(glossary)).in_order(question, latin_only=True)[:MAX_NAMED_CONCEPTS]
         if not named:
             return entries
@@ -240,11 +240,8 @@ class Answerer:
             own = [e for e in glossary if e.concept == concept and e.category != "comparisons"]
             own.sort(key=lambda e: e not in entries)  # the entries retrieval picked first
             first += own[:ENTRIES_PER_NAMED_CONCEPT]
-        # an entry comparing the named concepts («LoRA и DreamBooth») answers for both: it stays first
-        lead = [entries[0]] if entries[0].category == "comparisons" else []
-        promoted = {e.id for e in lead + first}
-        ordered = lead + first + [e for e in entries if e.id not in promoted]
-        return ordered[:max(self.top_k, len(lead + first))]
+        promoted = {e.id for e in first}
+        return (first + [e for e in entries if e.id not in promoted])[:max(self.top_k, len(first))]
 
     # ------------------------------------------------------------ answering
 
