@@ -384,7 +384,10 @@ class Answerer:
             yield exc
             return
         messages = build_messages(question, entries, history, lang, native_rules=native_rules)
-        verified = SentenceStream(SentenceVerifier(entries, question, lang, glossary=self.entries))
+        # a follow-up ("а сколько VRAM ей нужно?") is about what the turn before named (QLoRA)
+        last_user = next((turn.text for turn in reversed(history) if turn.role == "user"), None)
+        about = last_user if last_user and looks_like_follow_up(question) else None
+        verified = SentenceStream(SentenceVerifier(entries, question, lang, glossary=self.entries, about=about))
         attempt = _Attempt(GenerationResult(), verified)
         events = generate(self.backend, self.queue, ticket, messages, params, started=started, timeout_s=timeout_s)
         async with contextlib.aclosing(events):

@@ -192,12 +192,13 @@ class SentenceVerifier:
     """Checks the sentences of one answer against its context entries and question."""
 
     def __init__(self, entries: Sequence[GlossaryEntry], question: str, answer_lang: Lang | None = None,
-                 glossary: Sequence[GlossaryEntry] | None = None) -> None:
+                 glossary: Sequence[GlossaryEntry] | None = None, about: str | None = None) -> None:
         """``glossary``: every entry, so that a sentence naming a concept outside the context is judged by
-        it (without it only the context's concepts are known)."""
+        it (without it only the context's concepts are known). ``about``: the question a follow-up follows,
+        whose concepts the follow-up is about too."""
         self.entries = list(entries)
         self._glossary: ConceptNames | None = concept_names(tuple(glossary)) if glossary else None
-        self.question_concepts = self._glossary.named(question) if self._glossary else set()
+        self.question_concepts = self._glossary.named(f"{question} {about or ''}") if self._glossary else set()
         self.answer_lang = answer_lang
         self._question = question
         self.question_numbers = _numbers(question, _ANY_NUMBER)
@@ -228,6 +229,8 @@ class SentenceVerifier:
         body = _QUOTE_MARKS.sub("", strip_citations(sentence)).strip()
         if not body:
             return SentenceCheck(body, ())
+        if body.endswith("?"):  # a question asks, it answers nothing («Сколько дней в неделе аренды [1]?»)
+            return SentenceCheck(body, (), "echo")
         if self.answer_lang == "ru" and not _CYRILLIC.search(body):
             return SentenceCheck(body, (), "language")
         lemmas = set(content_lemmas(body))

@@ -206,3 +206,18 @@ def test_the_models_guillemets_are_not_shown_as_the_glossarys() -> None:
     check = SentenceVerifier(context("002-quantization"), "что такое квантование?").check(
         "Квантование — «представление некоторых значений модели с пониженной числовой точностью» [1].")
     assert check.ok and "«" not in check.text and "»" not in check.text
+
+
+def test_a_question_is_not_an_answer() -> None:
+    # written by SmolLM2-135M in `anchorgpu bench answers`, each citing an entry it copied words from
+    verifier = SentenceVerifier(context("002-rental-term"), "а в месяце?", glossary=GLOSSARY)
+    assert verifier.check("Сколько дней в неделе аренды [1]?").rejected == "echo"
+
+
+def test_a_follow_up_is_about_what_the_turn_before_named() -> None:
+    # «а сколько VRAM ей нужно?» after «что такое QLoRA?», answered with VRAM Offloading's words
+    verifier = SentenceVerifier(context("003-vram-offloading", "000-qlora"), "а сколько VRAM ей нужно?",
+                                glossary=GLOSSARY, about="что такое QLoRA?")
+    sentence = "Для чего нужно: позволяет запускать более крупные модели на видеокартах с ограниченным объёмом [1]."
+    assert verifier.check(sentence).rejected == "subject"
+    assert verifier.check("QLoRA снижает требования к VRAM до ~8 ГБ [2].").ok
