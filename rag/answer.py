@@ -137,6 +137,11 @@ class _Attempt:
     first_shown_s: float = 0.0
 
 
+def last_user_turn(history: Sequence[Turn]) -> str | None:
+    """The user's last question in a conversation's history (what a follow-up follows)."""
+    return next((turn.text for turn in reversed(history) if turn.role == "user"), None)
+
+
 def quoted_text(quotes: Sequence[Quote], sources: Sequence[GlossaryEntry], lang: Lang, header: str) -> str:
     numbers = {entry.id: n for n, entry in enumerate(sources, start=1)}
     lines = [header] + [f"{quote.entry.term} — «{quote.text}» [{numbers[quote.entry.id]}]" for quote in quotes]
@@ -215,7 +220,7 @@ class Answerer:
     async def retrieve(self, question: str, history: Sequence[Turn]) -> list[GlossaryEntry] | None:
         """The context entries, or None when the question is out of scope (see :func:`choose_context`)."""
         alone = await self._search(question)
-        last_user = next((turn.text for turn in reversed(history) if turn.role == "user"), None)
+        last_user = last_user_turn(history)
         combined = None
         if last_user and looks_like_follow_up(question):
             combined = await self._search(f"{question} {last_user}")
@@ -271,7 +276,7 @@ class Answerer:
         started = time.monotonic()
         question = question.strip()
         history = await self.history(conversation_key) if conversation_key else []
-        last_user = next((turn.text for turn in reversed(history) if turn.role == "user"), None)
+        last_user = last_user_turn(history)
         # "а FSDP?" is written in the language of the question it follows, not in FSDP's
         lang = lang or detect_lang(last_user if last_user and elliptical_subject(question) else question)
         entries = await self.retrieve(question, history)
@@ -385,7 +390,7 @@ class Answerer:
             return
         messages = build_messages(question, entries, history, lang, native_rules=native_rules)
         # a follow-up ("а сколько VRAM ей нужно?") is about what the turn before named (QLoRA)
-        last_user = next((turn.text for turn in reversed(history) if turn.role == "user"), None)
+        last_user = last_user_turn(history)
         about = last_user if last_user and looks_like_follow_up(question) else None
         verified = SentenceStream(SentenceVerifier(entries, question, lang, glossary=self.entries, about=about))
         attempt = _Attempt(GenerationResult(), verified)

@@ -54,13 +54,15 @@ class ConceptNames:
         self._lemmas: dict[str, set[str]] = {}
         self._keys: dict[str, set[str]] = {}  # concept → compact keys of all its names (for mentions)
         self._latin: set[str] = set()  # the surface and lemma keys of names written in Latin letters
+        # a concept one of whose names is generic (VRAM, GPU) is generic under every name ("GPU memory")
+        generic = {entry.concept for entry in entries if any(compact(name) in _GENERIC for name in entry.names)}
         for entry in entries:
             keys = self._keys.setdefault(entry.concept, set())
             for name in entry.names:
                 key = compact(name)
                 if len(key) >= 3:
                     keys.add(key)
-                if not is_term_like(name):
+                if entry.concept in generic or not is_term_like(name):
                     continue
                 name_words = words(name)
                 surface, lemmas = compact("".join(name_words)), " ".join(lemma(w) for w in name_words)
