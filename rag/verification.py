@@ -92,6 +92,8 @@ _QUESTION_WORD = re.compile(
 
 Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "class", "language",
                  "echo", "claim"]
+_DEFINED = re.compile(r"(?i)^\s*(?P<head>[^—–:;,.()]{1,60}?)(?:\s*\([^)]{0,60}\))?\s+(?:[—–-]\s|is\s+(?:a|an|the)\s|"
+                      r"are\s+|является\s)")
 # a sentence giving a cause claims one: the cited entry must state a cause too
 _CAUSE = re.compile(r"(?i)\b(потому\s+что|так\s+как|поскольку|из-за|благодаря|вследствие|поэтому|следовательно|"
                     r"because|due\s+to|as\s+a\s+result|therefore|thanks\s+to|hence)\b")
@@ -323,6 +325,13 @@ class SentenceVerifier:
         # доступный аналог HBM» citing GDDR's entry, which only mentions HBM, says GDDR's words of HBM)
         if terms and (not terms & cited_concepts or any(not spoken_of(concept) for concept in terms)):
             return "subject"
+        # "X — это …", "X is a …": what is defined must be a cited concept, not one its entry only mentions
+        # («HBM — это более доступный аналог GDDR» citing GDDR's «…более доступный аналог HBM»)
+        defined = _DEFINED.match(body)
+        if defined:
+            head = glossary.named(defined.group("head"))
+            if head and not head & cited_concepts:
+                return "swapped"
         named = terms | self._named_concepts(key)
         if not named and self.question_concepts and not any(spoken_of(c) for c in self.question_concepts):
             return "subject"

@@ -150,6 +150,8 @@ GLOSSARY_CASES = [
     (("000-nvlink",), "какая пропускная способность у NVLink?", "NVLink обеспечивает 900 ГБ памяти [1].", "number"),
     # one concept described with another's entry, which only mentions it; a premise or a cause of its own
     (("000-gddr",), "почему HBM быстрее GDDR?", "HBM — это более доступный аналог HBM [1].", "subject"),
+    (("000-gddr",), "почему HBM быстрее GDDR?", "HBM — это более доступный аналог GDDR [1].", "swapped"),
+    (("000-gddr",), "почему HBM быстрее GDDR?", "GDDR — это более доступный аналог HBM [1].", None),
     (("000-gddr",), "why is GDDR faster than HBM?", "GDDR is faster than HBM because it is more affordable [1].",
      "claim"),
     (("002-ddp",), "почему DDP шардирует параметры?",
