@@ -144,17 +144,16 @@ class IntentClassifier:
         return []
 
     def _classify(self, question: str) -> Intent:
-        if PRICE_QUESTION.search(question):
-            price = self._price(question)
-            if price.gpu_ids or price.unpriced or RENTAL_WORDS.search(question):
-                return price
+        price = self._price(question) if PRICE_QUESTION.search(question) else None
+        if price is not None:
+            return price
         rules = self.rules.match(question)
         if rules:
             return Intent("rule", question, rules=tuple(rules))
-        if AVAILABILITY_QUESTION.search(question):  # after the rules: "я арендовал H100 и остановил…" is one
-            price = self._price(question)
-            if price.gpu_ids or price.unpriced or RENTAL_WORDS.search(question):
-                return price
+        # after the rules: «я арендовал H100 и остановил его, платить?» is one
+        price = self._price(question) if AVAILABILITY_QUESTION.search(question) else None
+        if price is not None:
+            return price
         if FIT_QUESTION.search(question) and self._fit_parses(question):
             return Intent("fit", question)
         fields = spec_fields_asked(question)
@@ -164,10 +163,12 @@ class IntentClassifier:
                 return Intent("gpu_spec", question, gpu_ids=tuple(spec.id for spec in named), spec_fields=fields)
         return Intent("glossary", question)
 
-    def _price(self, question: str) -> Intent:
-        """A price (or "do you rent it") question: the rentable GPUs it names, and those it names that are not
-        rented."""
+    def _price(self, question: str) -> Intent | None:
+        """A price (or "do you rent it") question about renting compute: the rentable GPUs it names, and those
+        it names that are not rented; None when it names no GPU and no rental word ("сколько стоит iPhone")."""
         named = [spec.id for spec in self._named(question)]
+        if not named and not RENTAL_WORDS.search(question):
+            return None
         rentable = set(self.data.prices.rentable_ids())
         return Intent("price", question, gpu_ids=tuple(gpu for gpu in named if gpu in rentable),
                       unpriced=tuple(gpu for gpu in named if gpu not in rentable))
@@ -178,11 +179,6 @@ class IntentClassifier:
         except FitInputError:
             return False
         return True
-
-    def rentable_gpus_named(self, text: str) -> list[str]:
-        """Rentable catalog ids named in free text (exact catalog spellings only)."""
-        rentable = set(self.data.prices.rentable_ids())
-        return [spec.id for spec in self._named(text) if spec.id in rentable]
 
     def gpus_named(self, text: str) -> list[GPUSpec]:
         """Every catalog GPU named in free text; a family name ("H100") names each of its variants
