@@ -216,6 +216,8 @@ class SentenceVerifier:
         self._sentences = [[(s, set(content_lemmas(s))) for s in SENTENCE_END.split(e.definition) if s.strip()]
                            for e in self.entries]
         self._lang = [detect_lang(e.definition) for e in self.entries]
+        self._question_context_concepts = self._named_concepts(compact(question))
+        self._question_comparatives = _comparatives(question)
         concepts = [e.concept for e in self.entries]
         self._distinctive = []
         for index, own in enumerate(self._words):
@@ -294,7 +296,7 @@ class SentenceVerifier:
         beyond the concepts' names, must be in a cited entry — in that entry's language, so an English
         restatement of a Russian entry is not taken for a confirmation."""
         cited_text = " ".join(self.entries[n - 1].definition for n in cited)
-        compared = _comparatives(body) & _comparatives(self._question)  # "BF16 is more precise than FP16"
+        compared = _comparatives(body) & self._question_comparatives  # "BF16 is more precise than FP16"
         if compared - _comparatives(cited_text):
             return "claim"
         if _CAUSE.search(body) and not _CAUSE.search(cited_text):
@@ -307,10 +309,11 @@ class SentenceVerifier:
         return "claim" if any(not _in_words(word, allowed) for word in repeated) else None
 
     def _glossary_subject(self, body: str, key: str, cited: Sequence[int]) -> Reason | None:
-        """The subject across the whole glossary: every concept the sentence names must be cited or spoken
-        of by a cited entry; a sentence naming none is about the question's concepts, and then a cited
-        entry must be one of them or speak of one (when the question names any). A figure the sentence
-        states must belong to a concept it or the question names, when they name any."""
+        """The subject across the whole glossary: of the concepts the sentence names, one must be cited and
+        each cited or spoken of by a cited entry, and the one it defines ("X — это …") must be cited; a
+        sentence naming none is about the question's concepts, and then a cited entry must be one of them
+        or speak of one (when the question names any). A figure the sentence states must belong to a
+        concept it or the question names, when they name any."""
         glossary = self._glossary
         if glossary is None or any(self.entries[n - 1].category == "comparisons" for n in cited):
             return None
@@ -336,7 +339,7 @@ class SentenceVerifier:
         if not named and self.question_concepts and not any(spoken_of(c) for c in self.question_concepts):
             return "subject"
         stated = _numbers(body) - self.question_numbers
-        about = named | self.question_concepts | self._named_concepts(compact(self._question))
+        about = named | self.question_concepts | self._question_context_concepts
         if stated and about:  # naming nothing, a figure is the context's ("а в месяце?" — «30 дней»)
             owners = {self.entries[n - 1].concept for n in cited if stated & self._numbers[n - 1]}
             if owners and not owners & about:
