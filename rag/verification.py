@@ -213,6 +213,8 @@ class SentenceVerifier:
         self._names = [[compact(name) for name in e.names if len(compact(name)) >= 3] for e in self.entries]
         self._name_words = [set(content_lemmas(" ".join(e.names))) for e in self.entries]
         self._numbers = [_numbers(f"{e.term} {e.definition}", _ANY_NUMBER) for e in self.entries]
+        self._measures = [_measures(e.definition) for e in self.entries]  # what each figure measures
+        self._question_measures = _measures(question)
         self._sentences = [[(s, set(content_lemmas(s))) for s in SENTENCE_END.split(e.definition) if s.strip()]
                            for e in self.entries]
         self._lang = [detect_lang(e.definition) for e in self.entries]
@@ -376,8 +378,7 @@ class SentenceVerifier:
         allowed = self.question_numbers.union(*(self._numbers[n - 1] for n in cited))
         if _numbers(body) - allowed:
             return "number"
-        sources = [self._question, *(self.entries[n - 1].definition for n in cited)]
-        measured = [_measures(text) for text in sources]
+        measured = [self._question_measures, *(self._measures[n - 1] for n in cited)]
         for number, units in _measures(body).items():
             if units == {None}:
                 continue
