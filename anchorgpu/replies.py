@@ -1,6 +1,7 @@
-"""Free-text questions for the text fronts (console chat, ``anchorgpu ask``), decided by the one intent
-classifier: a price question from the price list, a fit question by the fit engine, anything else by the
-answerer — the same decisions the Telegram bot makes for the same text.
+"""The text fronts' rendering of the one reply pipeline (console chat, ``anchorgpu ask``).
+
+What a message is, and the reply, are decided by :class:`app.pipeline.ReplyPipeline`, the same object the
+Telegram bot asks; this module only prints: the reply's text, or a glossary answer as it streams.
 """
 
 from __future__ import annotations
@@ -8,16 +9,13 @@ from __future__ import annotations
 import contextlib
 from typing import Any, TextIO
 
-from app.intents import Intent
+from app.reply import GlossaryReply, RefusalReply, SmallTalkReply
 from app.services import Services
 from app.views.answer import render_caveats
-from app.views.catalog import CATALOG_INTENTS, render_rule_answer, render_spec_answer
-from app.views.fit import render
-from app.views.prices import render_price_answer
-from gpu.fit.request import FitInputError
+from app.views.reply import reply_json
 from infra.i18n import Lang, t
 from rag.answer import Answer, Answerer, Delta, Done, Queued
-from rag.prompt import detect_lang
+from rag.prompt import Turn
 
 
 def render_sources(answer: Answer) -> str:
@@ -28,11 +26,11 @@ def render_sources(answer: Answer) -> str:
 
 
 async def stream_answer(answerer: Answerer, question: str, conversation: str | None, lang: Lang | None,
-                        out: TextIO | None) -> Answer:
+                        out: TextIO | None, history: list[Turn] | None = None) -> Answer:
     """Print deltas as they arrive; when the final text differs (a fallback), print it after them."""
     streamed: list[str] = []
     final: Answer | None = None
-    events = answerer.answer(question, conversation, lang=lang)
+    events = answerer.answer(question, conversation, lang=lang, history=history)
     async with contextlib.aclosing(events) as stream:
         async for event in stream:
             if out is None:
@@ -59,51 +57,23 @@ async def stream_answer(answerer: Answerer, question: str, conversation: str | N
     return final
 
 
-def _catalog_reply(text: str, source_id: str, source: str, lang: Lang) -> dict[str, Any]:
-    """The ``ask --json`` document of an answer that did not come from the model."""
-    return {"answer": text, "grounded": True,
-            "sources": [{"id": source_id, "term": t(f"source_{source_id}", lang), "definition": "",
-                         "source": source}],
-            "model": "none", "ttft_s": 0.0, "tokens": 0, "caveats": []}
-
-
 async def reply_to_question(services: Services, question: str, *, lang: Lang | None,
                             conversation: str | None, out: TextIO | None) -> dict[str, Any]:
-    """Answer one question; print the reply to ``out`` (streamed) when given; return the JSON document."""
-    previous = await services.answerer.previous_questions(conversation) if services.answerer is not None else []
-    intent = services.intents.classify_question(question, previous)
-    reply_lang: Lang = lang or detect_lang(question)
-    document: dict[str, Any] = {}
-    if intent.kind == "rule":
-        text = render_rule_answer(intent, reply_lang)
-        entries = list(dict.fromkeys(answer.entry for answer in intent.rules))
-        caveats = dict.fromkeys(caveat for answer in intent.rules for caveat in answer.caveats)
-        document = {"answer": text, "grounded": True,
-                    "sources": [{"id": e.id, "term": e.term, "definition": e.definition, "source": e.source}
-                                for e in entries],
-                    "model": "none", "ttft_s": 0.0, "tokens": 0,
-                    "caveats": [{"source": c.source, "text": c.quote} for c in caveats]}
-    elif intent.kind == "gpu_spec":
-        text = render_spec_answer(intent, services.data, reply_lang)
-        document = _catalog_reply(text, "gpu_catalog", "data/gpus.yaml", reply_lang)
-    elif intent.kind == "price":
-        text = render_price_answer(intent, services.data, reply_lang)
-        document = _catalog_reply(text, "price_list", "data/prices.yaml", reply_lang)
-    elif intent.kind == "fit":
-        try:
-            result = services.fit.fit(question)
-        except FitInputError:  # the classifier saw it parse; a catalog edited meanwhile may disagree
-            intent = Intent("glossary", question)
-        else:
-            text = render(result, reply_lang, currency=services.fit.currency)
-            document = _catalog_reply(text, "fit_engine", "data/models.yaml, data/gpus.yaml", reply_lang)
-    if intent.kind == "glossary":
+    """Answer one message; print the reply to ``out`` (streamed) when given; return the JSON document."""
+    await services.ensure_router()
+    answerer = services.answerer
+    if conversation is not None and answerer is None:
+        answerer = await services.ensure_answerer()  # the conversation lives in the answerer's store
+    history = await answerer.history(conversation) if answerer is not None and conversation else []
+    reply = await services.pipeline.reply(question, history=history, lang=lang)
+    if isinstance(reply, GlossaryReply):
         answerer = await services.ensure_answerer()
-        answer = await stream_answer(answerer, question, conversation, lang, out)
-        return answer.to_json()
-    if services.answerer is not None and intent.kind in CATALOG_INTENTS:
-        # a follow-up ("а у неё?") takes its subject from this question; a fit reply is not one to follow
-        await services.answerer.remember_reply(conversation, question, document["answer"])
+        answer = await stream_answer(answerer, reply.question, conversation, lang, out, history)
+        return {**answer.to_json(), **reply.routing.to_json()}
+    document = reply_json(reply, services.data)
+    if answerer is not None and not isinstance(reply, RefusalReply | SmallTalkReply):
+        # a follow-up ("а у неё?", «на неделю») takes its subject from this turn
+        await answerer.remember_reply(conversation, question, document["answer"])
     if out is not None:
         out.write(document["answer"] + "\n")
         out.flush()

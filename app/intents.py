@@ -173,6 +173,10 @@ class IntentClassifier:
         return Intent("price", question, gpu_ids=tuple(gpu for gpu in named if gpu in rentable),
                       unpriced=tuple(gpu for gpu in named if gpu not in rentable))
 
+    def price_intent(self, question: str) -> Intent:
+        """The price-list reply to a price question: the GPUs it names, rented or not (none: the whole list)."""
+        return self._price(question) or Intent("price", question)
+
     def _fit_parses(self, question: str) -> bool:
         try:
             self.fit.parser.parse(question)

@@ -9,11 +9,14 @@ built by :meth:`Services.ensure_answerer`, once, only by fronts that answer ques
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.intents import IntentClassifier
+from app.pipeline import ReplyPipeline
+from app.router import BANK_FILE, BankError, SemanticRouter, load_bank
 from gpu.data import GpuData
 from gpu.fit.service import FitService
 from gpu.placements.service import PlacementService
@@ -30,6 +33,8 @@ from rag.reload import GlossaryReloader
 from rag.retriever import HybridRetriever, build_retriever
 from rag.rules import RuleBook
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class Services:
@@ -42,12 +47,14 @@ class Services:
     intents: IntentClassifier
     glossary: DataFile[Glossary]  # the one reader of entries.yaml (retriever and /terms)
     rules: RuleBook  # the one reader of rules.yaml: the company's rules and the seeds' disclaimers
+    pipeline: ReplyPipeline  # the one reply pipeline every front renders (its semantic router joins later)
     retriever: HybridRetriever | None = None
     answerer: Answerer | None = None  # None until ensure_answerer(); its backend is None without a model
     reloader: GlossaryReloader | None = None  # follows entries.yaml and the index while a front runs
     # the console chat and the bot build the answerer in the background while already serving commands;
     # a question arriving meanwhile waits for the same build instead of starting a second one
     _answerer_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
+    _retriever_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
 
     @classmethod
     def create(cls, settings: Settings, engine: AsyncEngine | None = None) -> Services:
@@ -67,21 +74,47 @@ class Services:
         retention = settings.db.idempotency_retention_hours
         quotes = QuoteService(engine, data, retention_hours=retention, clock=clock)
         placements = PlacementService(engine, data, quotes, retention_hours=retention, clock=clock)
+        intents = IntentClassifier(data, fit, rules)
         return cls(settings=settings, engine=engine, data=data, quotes=quotes, placements=placements, fit=fit,
-                   intents=IntentClassifier(data, fit, rules), glossary=glossary, rules=rules)
+                   intents=intents, glossary=glossary, rules=rules,
+                   pipeline=ReplyPipeline(data, fit, quotes, intents))
+
+    async def ensure_router(self) -> HybridRetriever:
+        """The retriever, and the semantic router on its embedder (no language model: a fit or price
+        question from the CLI does not load one)."""
+        async with self._retriever_lock:
+            if self.retriever is None:
+                retriever = await asyncio.to_thread(build_retriever, self.settings, self.glossary.get())
+                self.reloader = GlossaryReloader(self.settings.rag, self.glossary, retriever,
+                                                 self.settings.rag.reload_interval_s)
+                await asyncio.to_thread(self._attach_router, retriever)
+                self.retriever = retriever
+            return self.retriever
 
     async def ensure_answerer(self) -> Answerer:
         """Retriever, LLM (a bad model file degrades to retrieval-only answers), history, answerer."""
+        await self.ensure_router()
         async with self._answerer_lock:
             if self.answerer is None:
-                if self.retriever is None:
-                    self.retriever = await asyncio.to_thread(build_retriever, self.settings, self.glossary.get())
-                    self.reloader = GlossaryReloader(self.settings.rag, self.glossary, self.retriever,
-                                                     self.settings.rag.reload_interval_s)
+                assert self.retriever is not None
                 conversations = await build_conversation_store(self.settings, self.engine)
                 self.answerer = await build_answerer(self.settings, self.retriever, conversations,
                                                      build_backend(self.settings.llm), self.rules.caveats_for)
             return self.answerer
+
+    def _attach_router(self, retriever: HybridRetriever) -> None:
+        """The semantic router on the retriever's embedder: one embedding per message serves both."""
+        if retriever.embedder is None:
+            return
+        embedder = retriever.embedder
+        try:
+            bank = load_bank(self.settings.data.data_dir / BANK_FILE)
+            router = SemanticRouter.build(bank, embedder.encode_queries, embedder.identity,
+                                          self.settings.rag.chroma_path / "router")
+        except (BankError, OSError) as exc:  # messages are still routed by their slots and the rules
+            log.error("semantic router off: %s", exc)
+            return
+        self.pipeline.attach_router(router, retriever.query_vector)
 
     async def follow_glossary(self) -> None:
         """Runs until cancelled: glossary edits and `anchorgpu ingest` runs reach this process's answers

@@ -147,6 +147,7 @@ def injected_services(services: Services) -> dict[str, Any]:
         "fit": services.fit,
         "gpu_data": services.data,
         "intents": services.intents,
+        "pipeline": services.pipeline,
         "answerer": services.answerer,
         "retriever": services.retriever,
     }

@@ -252,7 +252,7 @@ class Answerer:
 
     async def answer(self, question: str, conversation_key: str | None, *, user_key: str | None = None,
                      lang: Lang | None = None, max_tokens: int | None = None, cancel_key: str | None = None,
-                     ) -> AsyncGenerator[AnswerEvent, None]:
+                     history: Sequence[Turn] | None = None) -> AsyncGenerator[AnswerEvent, None]:
         """Stream the events of one answer (see the module docstring).
 
         ``conversation_key`` (see :func:`rag.conversation.conversation_key`) selects the history used for
@@ -260,10 +260,11 @@ class Answerer:
         :meth:`cancel` matches (defaults to the conversation). ``max_tokens`` overrides the answer budget.
         ``cancel_key`` names this one answer for :meth:`cancel` (a stop button under it), unlike the user's
         or the conversation's key, which stop every answer of theirs. The final answer carries the
-        disclaimers of the seeds it cites, whichever path produced it.
+        disclaimers of the seeds it cites, whichever path produced it. ``history``: the conversation's turns
+        when the caller has read them already (the reply pipeline reads them once per message).
         """
         events = self._answer(question, conversation_key, user_key=user_key, lang=lang, max_tokens=max_tokens,
-                              cancel_key=cancel_key)
+                              cancel_key=cancel_key, history=history)
         async with contextlib.aclosing(events) as stream:
             async for event in stream:
                 if isinstance(event, Done) and self.caveats is not None and event.answer.sources:
@@ -272,10 +273,11 @@ class Answerer:
 
     async def _answer(self, question: str, conversation_key: str | None, *, user_key: str | None,
                       lang: Lang | None, max_tokens: int | None, cancel_key: str | None,
-                      ) -> AsyncGenerator[AnswerEvent, None]:
+                      history: Sequence[Turn] | None = None) -> AsyncGenerator[AnswerEvent, None]:
         started = time.monotonic()
         question = question.strip()
-        history = await self.history(conversation_key) if conversation_key else []
+        if history is None:
+            history = await self.history(conversation_key) if conversation_key else []
         last_user = last_user_turn(history)
         # "а FSDP?" is written in the language of the question it follows, not in FSDP's
         lang = lang or detect_lang(last_user if last_user and elliptical_subject(question) else question)

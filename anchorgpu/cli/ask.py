@@ -1,9 +1,12 @@
 """`anchorgpu ask "QUESTION"`: one answer, streamed to the terminal or printed as JSON.
 
 ``--json`` prints ``{"answer", "grounded", "sources": [{"id", "term", "definition", "source"}], "model",
-"ttft_s", "tokens", "caveats": [{"source", "text"}]}`` (the contract other tools parse; ``caveats``: the
-cited seeds' own disclaimers, verbatim); without it the answer streams as it is written, then the sources.
-Price and fit questions are answered from the price list and the fit engine, as in the bot (``app.intents``).
+"ttft_s", "tokens", "caveats": [{"source", "text"}], "intent", "slots"}`` (the contract other tools parse;
+``caveats``: the cited seeds' own disclaimers, verbatim; ``intent``: the route the message took, ``slots``:
+what was found in it — model, GPUs, count, hours, pricing — and ``semantic``: the router's best route,
+score and margin); without it the answer streams as it is written, then the sources. Every message goes
+through the one reply pipeline (``app.pipeline``), as in the bot: a fit question to the fit engine, a
+quote to the price list, a request with a slot missing to a question back.
 """
 
 from __future__ import annotations
@@ -43,11 +46,6 @@ def _settings(model: Path | None) -> Settings:
 async def ask(question: str, as_json: bool, lang: Lang | None, model: Path | None) -> int:
     services = Services.create(_settings(model))
     try:
-        if services.intents.classify_question(question).kind == "glossary" and not as_json:
-            answerer = await services.ensure_answerer()
-            if answerer.backend is None:
-                print(f"anchorgpu: model unavailable ({answerer.unavailable_reason}); "
-                      "answering from the glossary only", file=sys.stderr)
         document = await reply_to_question(services, question, lang=lang, conversation=None,
                                            out=None if as_json else sys.stdout)
         if as_json:

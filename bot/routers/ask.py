@@ -1,8 +1,9 @@
 """Questions: ``/ask …`` anywhere, any plain text in private chats, and addressed messages in groups.
 
-What a question is decided once, by :class:`app.intents.IntentClassifier` (the console chat and
-``anchorgpu ask`` use the same one): a price question is answered from the price list, a fit question by
-the fit engine, anything else by the answerer. The answer streams through :class:`bot.streaming.AnswerStream`;
+What a message is, and its reply, are decided once, by :class:`app.pipeline.ReplyPipeline` (the console
+chat and ``anchorgpu ask`` ask the same one): this router only renders the typed reply (:mod:`bot.replies`),
+or streams a glossary answer. A clarifying question's buttons (:class:`bot.replies.ClarifyButton`) send
+their value on through the same pipeline. The answer streams through :class:`bot.streaming.AnswerStream`;
 the final text is rendered as escaped HTML with its sources and split under Telegram's limit. Context is
 kept per (chat, forum topic).
 """
@@ -17,32 +18,32 @@ from typing import Literal
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
+from aiogram.exceptions import TelegramAPIError
 from aiogram.filters import Command, CommandObject
-from aiogram.types import InlineKeyboardMarkup, Message
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.intents import IntentClassifier
+from app.pipeline import ReplyPipeline
+from app.reply import GlossaryReply, RefusalReply, SmallTalkReply
 from app.views.answer import render_reply
-from app.views.catalog import CATALOG_INTENTS, render_catalog_answer
 from bot import metrics
 from bot.answer_jobs import AnswerJob, AnswerJobs, Ownership
 from bot.filters import AddressedQuestion, Sync, thread_of
 from bot.generations import Generation, Generations
 from bot.notices import Notices, PersonalNotice
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
+from bot.replies import ClarifyButton, send_reply
 from bot.rich import RichReplies
 from bot.routers.feedback import feedback_keyboard
-from bot.routers.fit import send_fit
 from bot.routers.stop import stop_keyboard
 from bot.streaming import AnswerStream, ChatPacer, Target, new_draft_id, reply_html, send_html
 from gpu.data import GpuData
-from gpu.fit.service import FitService
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
 from rag.answer import Answer, Answerer, Delta, Done, Generating, Queued
 from rag.conversation import conversation_key
 from rag.gaplog import FeedbackStore, nearest_entries, recorded_answer
-from rag.prompt import detect_lang
+from rag.prompt import Turn
 from rag.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)
@@ -52,9 +53,9 @@ MAX_QUESTION_CHARS = 2000
 
 
 @router.message(Command("ask"))
-async def on_ask(message: Message, command: CommandObject, bot: Bot, intents: IntentClassifier,
-                 gpu_data: GpuData, fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
-                 lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
+async def on_ask(message: Message, command: CommandObject, bot: Bot, pipeline: ReplyPipeline, gpu_data: GpuData,
+                 answerer: Answerer | None, pacer: ChatPacer, lang: Lang, lang_explicit: bool,
+                 answer_length: AnswerLength, feedback: FeedbackStore | None = None,
                  retriever: HybridRetriever | None = None, generations: Generations | None = None,
                  notices: Notices | None = None, answer_jobs: AnswerJobs | None = None,
                  rich: RichReplies | None = None) -> None:
@@ -62,14 +63,14 @@ async def on_ask(message: Message, command: CommandObject, bot: Bot, intents: In
     replied = message.reply_to_message
     if not question and replied is not None and (replied.text or replied.caption):
         question = (replied.text or replied.caption or "").strip()  # "/ask" in reply to a question
-    await on_question(message, question, bot, intents, gpu_data, fit, answerer, pacer, lang, lang_explicit,
+    await on_question(message, question, bot, pipeline, gpu_data, answerer, pacer, lang, lang_explicit,
                       answer_length, feedback, retriever, generations, notices, answer_jobs, rich)
 
 
 @router.message(Sync(F.text), AddressedQuestion())
-async def on_question(message: Message, question: str, bot: Bot, intents: IntentClassifier, gpu_data: GpuData,
-                      fit: FitService, answerer: Answerer | None, pacer: ChatPacer, lang: Lang,
-                      lang_explicit: bool, answer_length: AnswerLength, feedback: FeedbackStore | None = None,
+async def on_question(message: Message, question: str, bot: Bot, pipeline: ReplyPipeline, gpu_data: GpuData,
+                      answerer: Answerer | None, pacer: ChatPacer, lang: Lang, lang_explicit: bool,
+                      answer_length: AnswerLength, feedback: FeedbackStore | None = None,
                       retriever: HybridRetriever | None = None, generations: Generations | None = None,
                       notices: Notices | None = None, answer_jobs: AnswerJobs | None = None,
                       rich: RichReplies | None = None) -> None:
@@ -81,28 +82,44 @@ async def on_question(message: Message, question: str, bot: Bot, intents: Intent
                                            limit=MAX_QUESTION_CHARS)))
         return
     key = conversation_key(message.chat.id, thread_of(message))
-    previous = await answerer.previous_questions(key) if answerer is not None else []
-    intent = intents.classify_question(question, previous)
+    history = await answerer.history(key) if answerer is not None else []  # read once, for every step
     # the answerer's rule for every kind of answer: the user's setting, else the question's language
-    reply_lang: Lang = lang if lang_explicit else detect_lang(question)
-    if intent.kind in CATALOG_INTENTS:
-        await reply_html(message, render_catalog_answer(intent, gpu_data, reply_lang, HTML))
-        if answerer is not None:  # a follow-up ("а у неё?") takes its subject from this question
-            await answerer.remember_reply(key, question, render_catalog_answer(intent, gpu_data, reply_lang))
-    elif intent.kind == "fit":
-        await send_fit(message, bot, fit, question, reply_lang, rich=rich)
-    else:
+    reply = await pipeline.reply(question, history=history, lang=lang if lang_explicit else None)
+    if isinstance(reply, GlossaryReply):
         await answer_question(message, question, bot=bot, answerer=answerer, pacer=pacer, lang=lang,
                               lang_explicit=lang_explicit, answer_length=answer_length, feedback=feedback,
                               retriever=retriever, generations=generations, notices=notices,
-                              answer_jobs=answer_jobs)
+                              answer_jobs=answer_jobs, history=history)
+        return
+    text = await send_reply(message, bot, reply, gpu_data, rich)
+    if answerer is not None and not isinstance(reply, RefusalReply | SmallTalkReply):
+        # a follow-up ("а у неё?", «на неделю» after "how long?") takes its subject from this turn
+        await answerer.remember_reply(key, question, text)
+
+
+@router.callback_query(ClarifyButton.filter())
+async def on_clarify_button(callback: CallbackQuery, callback_data: ClarifyButton, bot: Bot,
+                            pipeline: ReplyPipeline, gpu_data: GpuData, answerer: Answerer | None,
+                            pacer: ChatPacer, lang: Lang, lang_explicit: bool, answer_length: AnswerLength,
+                            rich: RichReplies | None = None) -> None:
+    """A common answer pressed under a clarifying question: sent on as the user's next message."""
+    message = callback.message
+    if not isinstance(message, Message):
+        await callback.answer(t("clarify_stale", lang), show_alert=False)
+        return
+    await callback.answer()
+    with contextlib.suppress(TelegramAPIError):  # the question keeps its text; its buttons are spent
+        await message.edit_reply_markup(reply_markup=None)
+    await on_question(message, callback_data.value, bot, pipeline, gpu_data, answerer, pacer, lang,
+                      lang_explicit, answer_length, rich=rich)
 
 
 async def answer_question(message: Message, question: str, *, bot: Bot, answerer: Answerer | None,
                           pacer: ChatPacer, lang: Lang, lang_explicit: bool = False,
                           answer_length: AnswerLength = "normal", feedback: FeedbackStore | None = None,
                           retriever: HybridRetriever | None = None, generations: Generations | None = None,
-                          notices: Notices | None = None, answer_jobs: AnswerJobs | None = None) -> None:
+                          notices: Notices | None = None, answer_jobs: AnswerJobs | None = None,
+                          history: list[Turn] | None = None) -> None:
     is_private = message.chat.type == ChatType.PRIVATE
     thread_id = thread_of(message)
     target = Target(chat_id=message.chat.id, thread_id=thread_id,
@@ -128,7 +145,7 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
         final, generation_s = await _stream_answer(
             answerer, question, bot, target, lang, pacer, stop_markup, draft_id, generation, personal,
             conversation_key(message.chat.id, thread_id), user_id, lang_explicit, max_tokens, feedback, retriever,
-            answer_jobs, job_id)
+            answer_jobs, job_id, history)
     finally:
         if generations is not None and generation is not None:
             generations.end(generation)
@@ -147,7 +164,8 @@ async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Ta
                          generation: Generation | None, personal: PersonalNotice | None, key: str,
                          user_id: int | None, lang_explicit: bool, max_tokens: int,
                          feedback: FeedbackStore | None, retriever: HybridRetriever | None,
-                         answer_jobs: AnswerJobs | None, job_id: str | None) -> tuple[Answer | None, float]:
+                         answer_jobs: AnswerJobs | None, job_id: str | None,
+                         history: list[Turn] | None = None) -> tuple[Answer | None, float]:
     final: Answer | None = None
     first_delta_at: float | None = None
     generation_s = 0.0
@@ -157,7 +175,7 @@ async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Ta
             generation.on_stop = stream.halt
         events = answerer.answer(question, key, user_key=str(user_id) if user_id is not None else None,
                                  lang=lang if lang_explicit else None, max_tokens=max_tokens,
-                                 cancel_key=generation.key if generation is not None else None)
+                                 cancel_key=generation.key if generation is not None else None, history=history)
         async with contextlib.aclosing(events):
             async for event in events:
                 if generation is not None:

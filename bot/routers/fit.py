@@ -64,13 +64,19 @@ async def send_fit(message: Message, bot: Bot, service: FitService, text: str, l
         usage = escape(t("fit_usage", lang))
         await reply_html(message, render_error(exc, lang, HTML) + "\n\n" + usage)
         return
-    breakdown = render(result, lang, HTML, currency=service.currency)
+    await send_fit_result(message, bot, result, lang, service.currency, rich=rich)
+
+
+async def send_fit_result(message: Message, bot: Bot, result: FitResult, lang: Lang, currency: str,
+                          rich: RichReplies | None = None) -> None:
+    """One fit result: rich tables with the chart and the quote buttons, else the captioned chart or HTML."""
+    breakdown = render(result, lang, HTML, currency=currency)
     markup = quote_buttons(result, lang)
     target = target_of(message)
     # one rich message: the breakdown as tables, the chart under its own short caption, the quote buttons;
     # refused, the reply is the one of before (the chart captioned with the breakdown)
     chart = CHART_PHOTOS.rich_photo(bot, result, t("fit_chart_caption", lang, model=result.request.model.name))
-    if await try_rich(bot, target, fit_report(result, lang, currency=service.currency), lang=lang, rich=rich,
+    if await try_rich(bot, target, fit_report(result, lang, currency=currency), lang=lang, rich=rich,
                       reply_markup=markup, photo=chart) is not None:
         return
     if utf16_len(strip_tags(breakdown)) <= CAPTION_LIMIT:

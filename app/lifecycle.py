@@ -1,0 +1,243 @@
+"""Questions about managing a simulated rental: extend, stop, start again, the end of the term, reminders,
+group chats, the list, how to rent.
+
+The answer is what the product does, never the model's guess: the glossary's own sentence where the glossary
+speaks (``data/glossary/rules.yaml``, quoted verbatim, with the curator's English marked as a translation), and
+otherwise the product's rule as the code implements it (:mod:`gpu.placements.engine`, the Telegram buttons of
+``bot/routers/placements.py``, the console's command table, the CLI), with the command or button that does it.
+An answer citing a glossary entry ends with its seed's disclaimer, like every other answer citing it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from app.views.answer import render_caveats
+from gpu.placements.reminders import REMIND_BEFORE
+from infra.i18n import Lang, Phrase, t
+from infra.markup import PLAIN, Markup
+from rag.rules import Caveat, RuleBook
+
+LifecycleTopic = Literal["extend", "stop", "start", "end_of_term", "reminders", "group", "list", "rent"]
+Front = Literal["chat", "console", "cli"]
+
+# the glossary rules (ids in data/glossary/rules.yaml) each topic quotes
+STOP_RULE = "stop-does-not-pause"
+TERM_LENGTHS_RULE = "week-and-month-lengths"
+TOPIC_RULES: dict[LifecycleTopic, tuple[str, ...]] = {
+    "extend": (TERM_LENGTHS_RULE,),
+    "stop": (STOP_RULE,),
+    "start": (STOP_RULE,),
+    "end_of_term": (TERM_LENGTHS_RULE, STOP_RULE),
+    "reminders": (),
+    "group": (),
+    "list": (),
+    "rent": (TERM_LENGTHS_RULE, STOP_RULE),
+}
+
+_REMIND_HOURS = int(REMIND_BEFORE.total_seconds() // 3600)
+TOPIC_FACTS: dict[LifecycleTopic, tuple[Phrase, ...]] = {
+    "extend": (Phrase.of("lifecycle_extend_committed"), Phrase.of("lifecycle_extend_whole_terms"),
+               Phrase.of("lifecycle_extend_hourly"), Phrase.of("lifecycle_extend_telegram")),
+    "stop": (Phrase.of("lifecycle_stop_committed"), Phrase.of("lifecycle_stop_hourly"),
+             Phrase.of("lifecycle_stop_telegram")),
+    "start": (Phrase.of("lifecycle_start_committed"), Phrase.of("lifecycle_start_hourly"),
+              Phrase.of("lifecycle_start_telegram")),
+    "end_of_term": (Phrase.of("lifecycle_end_when"), Phrase.of("lifecycle_end_after"),
+                    Phrase.of("lifecycle_end_extend_before"), Phrase.of("lifecycle_end_hourly")),
+    "reminders": (Phrase.of("lifecycle_reminders_when", hours=_REMIND_HOURS),
+                  Phrase.of("lifecycle_reminders_short", hours=_REMIND_HOURS),
+                  Phrase.of("lifecycle_reminders_other_fronts")),
+    "group": (Phrase.of("lifecycle_group_owner"), Phrase.of("lifecycle_group_admins"),
+              Phrase.of("lifecycle_group_rent"), Phrase.of("lifecycle_group_private")),
+    "list": (Phrase.of("lifecycle_list_telegram"), Phrase.of("lifecycle_list_group"),
+             Phrase.of("lifecycle_list_quotes")),
+    "rent": (Phrase.of("lifecycle_rent_telegram"), Phrase.of("lifecycle_rent_pricing"),
+             Phrase.of("lifecycle_rent_simulated")),
+}
+
+# real commands: the bot's (bot/routers), the console chat's (anchorgpu/console.py), the CLI's (anchorgpu/cli)
+EXAMPLE_REQUEST = "h100 x8 1 week committed"
+TOPIC_COMMANDS: dict[LifecycleTopic, tuple[str, ...]] = {
+    "extend": ("/placements", "/extend P-… 1 month", 'anchorgpu extend P-… "1 month"'),
+    "stop": ("/placements", "/stop_placement P-…", "anchorgpu stop P-…"),
+    "start": ("/placements", "/start_placement P-…", "anchorgpu start P-…"),
+    "end_of_term": ("/placements", f"/quote {EXAMPLE_REQUEST}", "/extend P-… 1 week"),
+    "reminders": ("/placements",),
+    "group": ("/placements", f"/quote {EXAMPLE_REQUEST}"),
+    "list": ("/placements", "anchorgpu placements"),
+    "rent": (f"/quote {EXAMPLE_REQUEST}", f"/rent {EXAMPLE_REQUEST}", f'anchorgpu rent "{EXAMPLE_REQUEST}"'),
+}
+# where a command works: /quote and /placements in Telegram and the console chat alike; placement ids are
+# typed only in the console chat (Telegram acts through the buttons under /placements) and the CLI
+CHAT_COMMANDS = frozenset({"/quote", "/quotes", "/placements"})
+CONSOLE_COMMANDS = frozenset({"/rent", "/extend", "/stop_placement", "/start_placement"})
+
+
+def command_front(command: str) -> Front:
+    if command.startswith("anchorgpu "):
+        return "cli"
+    name = command.split()[0]
+    if name in CHAT_COMMANDS:
+        return "chat"
+    if name in CONSOLE_COMMANDS:
+        return "console"
+    raise ValueError(f"unknown command {command!r}")
+
+
+# ---- which topic a message is about ---------------------------------------------------------------------
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# what is rented: the rental itself, the server or GPU as customers call them (slang included), a placement id
+RENTAL = _re(r"ар[еи]нд|сервер|сервак|размещени|инстанс|машин|тачк|\bгпу|гпух|\bgpu|видеокарт|видюх|карт[уыо]|"
+             r"\bнод[уы]?\b|rental|\brent|placement|server|instance|machine|\bbox\b|\brig\b|\bnode\b|\bvm\b|lease|"
+             r"\bp-[a-z2-7]{4,}")
+# the paid period and its lengths
+PERIOD = _re(r"оплач|оплат|срок|период|недел|месяц|\bдн[яеи]|\bсут|\bterm\b|period|paid|\bweek|\bmonth|\bdays?\b")
+EXTEND = _re(r"пр[оа]дл[еиёя]|пр[оа]лонг|докупи|доплатить\s+за\s+(ещ|ещ[её]\s+)?(недел|месяц|дн|сут)|"
+             r"(добав|накин)\w*\s+(ещ[её]\s+)?(одн\w+\s+)?(недел|месяц|дн|сут)|"
+             r"\bext[ae]?n?d\b|\bext[ae]nd|\bextension|\brenew|prolong|\badd\s+(another|one\s+more|a|an|more|\d+)\s+(weeks?|months?|days?)|"
+             r"\bmore\s+(weeks?|months?|days?)\b|\bkeep\s+it\s+(for|another)")
+# extending something else: the context window, a dataset, a model's vocabulary
+NOT_RENTAL = _re(r"контекст|context|окн[оа]|window|токен|token|словар|vocab|датасет|dataset|lora|памят|memory|"
+                 r"обучени|training|\btrain|чекпоинт|checkpoint|генерац|generat|early\s+stopping|ранн\w+\s+останов")
+STOP = _re(r"\b[ао]стан[ао]в|\bвыключ|\bотключ|\bвырубит|\bвырублю|\bпауз|приостанов|\bстопн|\bтормозн|"
+           r"\bstop|\bshut\s*(it\s+)?(down|off)|"
+           r"\bturn\w*\s+(it\s+|\w+\s+)?off|\bpaus|\bkill\b|\bhalt")
+START_AGAIN = _re(r"(запуст|включ|врубит|поднят|подним)\w*\s+(\w+\s+){0,2}(снова|опять|обратно|заново|ещ[её]\s+раз|"
+                  r"повторно|после\s+(остановк|выключ|отключ|паузы))|(снова|опять|обратно|заново|повторно)\s+"
+                  r"(\w+\s+)?(запуст|включ|врубит|поднят)|возобнов|перезапуст|"
+                  r"(запуст|включ)\w*\s+(\w+\s+){0,2}остановленн|"
+                  r"\brestart|\bresum|\bstart\w*\s+(\w+\s+){0,3}(again|back\s+up)|\bturn\w*\s+(it\s+|\w+\s+)?back\s+on|"
+                  r"\bbring\s+(it\s+)?back|\bstart\w*\s+(a|the|my)\s+stopped|\bunpause|\bre-?start")
+END = _re(r"законч|заканчива|кончит|кончает|истеч|ист[её]к|истека|окончани|конец\s+срок|конц[еау]\s+срок|"
+          r"срок\s+(выйд|выход|подход)|выйдет\s+срок|\bexpir|\bends?\b|\bended\b|\bending\b|\brun\w*\s+out|\bis\s+over\b|"
+          r"\bend\s+of\b|\bfinish")
+AUTOMATIC = _re(r"автоматическ|\bсам[оа]?\b|automatic|by\s+itself|on\s+its\s+own")
+REMIND = _re(r"напом[ни]|напомин|уведом|оповест|предупред|\bremind|notif|\balert|\bwarn|\bping\s+me")
+GROUP = _re(r"групп|\bчат[еа]?\b|коллег|(мо[ея]й?|наш\w*|сво\w*|в|из)\s+команд[еыау]\b|\bадмин|участник|"
+            r"\bgroup|\bteam|teammate|colleague|coworker|co-worker|\bchat\b|\badmins?\b|administrator|\bmembers?\b")
+GROUP_CONTEXT = _re(r"ар[еи]нд|размещ|продл|[ао]станов|запуск|запуст|управля|доступ|видят|видеть|\brent|placement|"
+                    r"\bstop|\bstart|\bextend|control|manage|\bsee\b|access")
+LIST = _re(r"\bмои\s+(\w+\s+)?(аренд|размещ|сервер|сервак|инстанс)|"
+           r"(список|перечень)\s+(\w+\s+)?(аренд|размещ|сервер|инстанс)|"
+           r"(посмотреть|увидеть|глянуть|найти|показать|покажи)\s+(мои\s+|свои\s+)?(аренд|размещ|сервер|инстанс)|"
+           r"(где|какие)\s+(мои|у\s+меня)\s+(\w+\s+)?(аренд|размещ|сервер|инстанс)|что\s+я\s+(уже\s+)?арендовал|"
+           r"\bmy\s+(\w+\s+)?(rentals|placements|leases)\b|"
+           r"\b(see|view|find|show|list|check)\s+(me\s+)?(all\s+)?(of\s+)?(my\s+|the\s+)?(rentals|placements|rented)|"
+           r"\blist\s+of\s+(my\s+)?(rentals|placements|servers|instances)|\bwhat\s+(have|did)\s+i\s+rent|/placements")
+RENT_HOW = _re(r"\bкак\s+(\w+\s+){0,2}(арендова|взять\s+(\w+\s+)?в\s+аренд|оформить\s+аренд|снять\s+(сервер|gpu|гпу)|"
+               r"заказать\s+(сервер|gpu|гпу|видеокарт))|"
+               r"\bhow\s+(do|can|would|should)\s+(i|we|you)\s+(\w+\s+)?(rent|book|lease)\b|\bhow\s+to\s+(rent|book|lease)\b|"
+               r"\bhow\s+(do|can)\s+(i|we)\s+(get|order)\s+(a\s+|an\s+)?(\w+\s+)?(gpus?|servers?|instances?|machines?)\b|"
+               r"\bwhere\s+(do|can)\s+i\s+rent")
+
+
+def lifecycle_topic(text: str) -> LifecycleTopic | None:
+    """The rental-management question a message asks, or None (the whole message at once, not per sentence:
+    «я арендовал на неделю. Можно продлить?» is one question about extending).
+
+    Several can match; the more specific wins: who may act in a group, then reminders, then starting again
+    (which usually mentions the stop before it), extending, stopping (unless it asks whether the end of the
+    term stops it by itself), the end of the term, the list, renting. Words about training, context windows
+    or memory ("restart training", "extend the context") make it a question about something else.
+    """
+    text = " ".join(text.replace("ё", "е").replace("Ё", "Е").split())
+    if not text:
+        return None
+    rental = bool(RENTAL.search(text))
+    period = bool(PERIOD.search(text))
+    other = bool(NOT_RENTAL.search(text))
+    end = bool(END.search(text))
+    if GROUP.search(text) and GROUP_CONTEXT.search(text) and not other:
+        return "group"
+    if REMIND.search(text) and (rental or period or end or EXTEND.search(text)):
+        return "reminders"
+    if START_AGAIN.search(text) and not other:
+        return "start"
+    if EXTEND.search(text) and not other:
+        return "extend"
+    if end and (rental or period) and AUTOMATIC.search(text):  # "does it stop by itself when the term ends?"
+        return "end_of_term"
+    if STOP.search(text) and rental and not other:
+        return "stop"
+    if end and (rental or period) and not other:
+        return "end_of_term"
+    if LIST.search(text):
+        return "list"
+    if RENT_HOW.search(text):
+        return "rent"
+    return None
+
+
+# ---- the answer ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GlossaryQuote:
+    """A sentence of a glossary entry, word for word (``quote``, Russian), and the curator's English rendering
+    (``en``, from rules.yaml: a translation, never presented as the glossary's words)."""
+
+    entry_id: str
+    term: str
+    source: str
+    quote: str
+    en: str | None
+
+
+@dataclass(frozen=True)
+class LifecycleAnswer:
+    topic: LifecycleTopic
+    facts: tuple[Phrase, ...]  # the product's own rules, as catalog phrases
+    quotes: tuple[GlossaryQuote, ...]  # what the glossary says about it, verbatim
+    commands: tuple[str, ...]  # the commands that do it (see command_front for where each works)
+    caveats: tuple[Caveat, ...] = ()  # the quoted entries' seed disclaimers, verbatim
+
+
+def answer_lifecycle(topic: LifecycleTopic, rules: RuleBook) -> LifecycleAnswer:
+    quotes: list[GlossaryQuote] = []
+    caveats: list[Caveat] = []
+    for rule_id in TOPIC_RULES[topic]:
+        rule = next((r for r in rules.rules() if r.id == rule_id), None)
+        if rule is None:
+            continue
+        # the rule book finds a rule's entry only through a question; the rule's own sentence is one that is
+        # about it (tests check it). No entry, no quote: the glossary does not say it any more.
+        found = next((a for a in rules.match(rule.quote) if a.rule.id == rule.id), None)
+        if found is None:
+            continue
+        quotes.append(GlossaryQuote(entry_id=found.entry.id, term=found.entry.term, source=found.entry.source,
+                                    quote=rule.quote, en=rule.en or None))
+        caveats.extend(c for c in found.caveats if c not in caveats)
+    return LifecycleAnswer(topic=topic, facts=TOPIC_FACTS[topic], quotes=tuple(quotes),
+                           commands=TOPIC_COMMANDS[topic], caveats=tuple(caveats))
+
+
+def render_lifecycle(answer: LifecycleAnswer, lang: Lang, markup: Markup = PLAIN) -> str:
+    """The title, the glossary's words (verbatim, by entry), the product's rules, the commands, the caveats."""
+    parts = [markup.bold(t(f"lifecycle_title_{answer.topic}", lang))]
+    introduced: set[str] = set()
+    for quote in answer.quotes:
+        if quote.entry_id not in introduced:  # two sentences of one entry: one introduction
+            introduced.add(quote.entry_id)
+            parts.append(markup.text(t("lifecycle_glossary_intro", lang, term=quote.term)))
+        parts.append(markup.quote(quote.quote))
+        if lang == "en" and quote.en:
+            parts.append(markup.italic(t("lifecycle_translation", lang, text=quote.en)))
+    if answer.quotes:
+        sources = dict.fromkeys(f"{quote.term} — {quote.source}" for quote in answer.quotes)
+        parts.append(markup.italic(t("lifecycle_glossary_source", lang, sources="; ".join(sources))))
+    parts.append("")
+    parts.append(markup.bold(t("lifecycle_product_rules", lang)))
+    parts.extend(markup.text(f"• {fact.render(lang)}") for fact in answer.facts)
+    if answer.commands:
+        parts.append("")
+        parts.append(markup.bold(t("lifecycle_commands", lang)))
+        parts.extend(f"• {markup.code(command)} — {markup.text(t(f'lifecycle_front_{command_front(command)}', lang))}"
+                     for command in answer.commands)
+    if answer.caveats:
+        parts.append("")
+        parts.append(render_caveats(answer.caveats, lang, markup))
+    return "\n".join(parts)

@@ -1,0 +1,428 @@
+"""The one reply pipeline: a message, its conversation and the user's language in; a typed reply out.
+
+Every front calls :meth:`ReplyPipeline.reply` and only renders what comes back (:mod:`app.reply`). The
+order of what decides, once for every front:
+
+1. **Bad input** (empty, too long, emoji only, an alphabet the bot does not read) gets one clear line.
+2. **Slots first** (:mod:`app.slots`): the GPUs, counts, duration, pricing and model the message names, read
+   by the domain's own parsers. What was found decides most messages on its own: a GPU and a duration with
+   a price or rental sense are a quote; a model and a GPU are a fit question in any words; two GPUs and a
+   comparison are the catalog side by side.
+3. **Hard policies** stay rules (:mod:`app.intents`): a price comes from the price list and a company rule
+   is quoted from the glossary, never from the model.
+4. **What the words ask** (:mod:`app.router`, nearest neighbours in a labelled bank on the multilingual-e5
+   embedder): fit / quote / price / compare / spec / rule / lifecycle / small talk / glossary / off-topic,
+   for messages the slots do not decide. A request whose route is clear but a required slot is missing is
+   asked for (:class:`app.reply.ClarifyReply`); the next message that supplies the slot completes it.
+5. Anything else is a glossary question, answered (streamed) by the answerer with its verification.
+
+History is read once per message, here, and handed to the answerer.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import unicodedata
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from app.intents import PRICE_QUESTION, RENTAL_WORDS, Intent, IntentClassifier, spec_fields_asked
+from app.lifecycle import answer_lifecycle, lifecycle_topic
+from app.reply import (
+    CatalogReply,
+    ClarifyOption,
+    ClarifyReply,
+    CompareReply,
+    FitReply,
+    GlossaryReply,
+    LifecycleReply,
+    Missing,
+    QuoteReply,
+    RefusalReply,
+    Reply,
+    Routing,
+    SmallTalkReply,
+)
+from app.router import RouteScores, SemanticRouter
+from app.slots import Slots, read_slots
+from gpu.compare import aspect_asked, compare_gpus
+from gpu.data import GpuData
+from gpu.fit.request import FitInputError
+from gpu.fit.service import FitService
+from gpu.quote.duration import format_amount
+from gpu.quote.request import QuoteInputError
+from gpu.quote.service import QuoteService
+from infra.i18n import Lang, Phrase
+from rag.prompt import Turn, detect_lang
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_CHARS = 2000
+# "посчитай", "quote me", «во сколько обойдётся», "what would it cost": a computed total is asked for
+CALCULATE = re.compile(
+    r"(?i)(посчита\w*|рассчита\w*|расчита\w*|расч[её]т\w*|обойд[её]тся|обойдется|выйдет|итог\w*|\bquote\b"
+    r"|\bestimate\w*|calculat\w*|\btotal\b|сколько\s+(будет|выйдет|я\s+)?(заплач\w*|плат\w*)|сколько\s+(будет|выйдет)"
+    r"|how\s+much\s+(would|will|for|do\s+i\s+pay|would\s+i\s+pay)|what\s+would\s+\S+(\s+\S+)?\s+cost"
+    r"|\bbudget\b|бюджет)")
+COMPARE = re.compile(
+    r"(?i)(\bvs\.?\b|\bversus\b|\bили\b|\bor\b|\bлучше\b|\bхуже\b|быстрее|медленнее|мощнее|\bfaster\b|\bslower\b"
+    r"|\bbetter\b|\bworse\b|сравн\w*|\bcompar\w*|отлича\w*|\bdiffer\w*|разниц\w*|\bпротив\b|больше\s+памяти"
+    r"|more\s+(memory|vram)|\bwhich\s+(one|is)\b|что\s+выбрать|какую\s+(взять|выбрать))")
+# an action on a rental, or a question about one, that is not a price question
+_LETTERS = re.compile(r"[A-Za-zА-Яа-яЁё]")
+_ANY_LETTER_OR_DIGIT = re.compile(r"\w", re.UNICODE)
+SMALL_TALK = ("greeting", "thanks", "help", "complaint")
+# semantic confidence: a route is taken from the words alone when it leads by this much
+CLEAR_MARGIN = 0.012
+SMALL_TALK_MIN_SCORE = 0.86
+OFF_TOPIC_MIN_SCORE = 0.82
+COMMON_DURATIONS: dict[Lang, tuple[str, ...]] = {"ru": ("1 день", "1 неделя", "2 недели", "1 месяц"),
+                                                 "en": ("1 day", "1 week", "2 weeks", "1 month")}
+COMMON_MODELS = ("llama-3.1-8b", "qwen2.5-32b", "llama-3.1-70b", "deepseek-r1")
+
+Route = Literal["fit", "quote", "clarify", "price", "compare", "spec", "rule", "lifecycle", "smalltalk",
+                "glossary", "refusal"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    route: Route
+    missing: Missing | None = None
+    smalltalk: str | None = None
+    refusal: str | None = None
+
+
+HistoryReader = Callable[[str], Awaitable[list[Turn]]]
+Scorer = Callable[[str], RouteScores | None]
+
+
+class ReplyPipeline:
+    def __init__(self, data: GpuData, fit: FitService, quotes: QuoteService, intents: IntentClassifier) -> None:
+        self.data = data
+        self.fit = fit
+        self.quotes = quotes
+        self.intents = intents
+        self.router: SemanticRouter | None = None
+        self.encode: Callable[[str], object] | None = None  # the retriever's cached query embedding
+
+    def attach_router(self, router: SemanticRouter, encode: Callable[[str], object]) -> None:
+        self.router, self.encode = router, encode
+
+    # ---- semantic scores ------------------------------------------------------------------------------
+    def semantic(self, text: str) -> RouteScores | None:
+        if self.router is None or self.encode is None:
+            return None
+        try:
+            vector = self.encode(text)
+        except Exception:  # an embedder failure must not cost the reply: slots and rules still route
+            log.exception("routing embedding failed")
+            return None
+        if vector is None:
+            return None
+        return self.router.score(vector)  # type: ignore[arg-type]
+
+    # ---- the one entry point ----------------------------------------------------------------------------
+    async def reply(self, text: str, *, history: Sequence[Turn] = (), lang: Lang | None = None) -> Reply:
+        """The reply to one message. ``history``: the conversation's turns, oldest first (read once by the
+        caller's conversation store); ``lang``: the user's chosen language, else the message's."""
+        text = " ".join(text.split())
+        reply_lang: Lang = lang or detect_lang(text)
+        bad = self.bad_input(text)
+        if bad is not None:
+            return RefusalReply(text[:200], reply_lang, Routing("refusal", Slots()), bad)
+        previous = [turn.text for turn in reversed(history) if turn.role == "user"]
+        merged = self._completes(text, previous)
+        if merged is not None:
+            reply = self.decide_and_build(merged, reply_lang, previous[1:])
+            return replace(reply, routing=replace(reply.routing, merged_with=previous[0]))
+        return self.decide_and_build(text, reply_lang, previous)
+
+    def route(self, text: str, previous: Sequence[str] = ()) -> tuple[Decision, Slots, RouteScores | None]:
+        """The decision alone (the routing benchmark and ``--json`` use it)."""
+        text = " ".join(text.split())
+        if self.bad_input(text) is not None:
+            return Decision("refusal", refusal="bad_input"), Slots(), None
+        slots = read_slots(text, self.fit)
+        semantic = self.semantic(text)
+        return self._decide(text, slots, semantic, previous), slots, semantic
+
+    def decide_and_build(self, text: str, lang: Lang, previous: Sequence[str]) -> Reply:
+        decision, slots, semantic = self.route(text, previous)
+        return self._build(text, lang, decision, Routing(decision.route, slots, semantic), previous)
+
+    # ---- bad input ------------------------------------------------------------------------------------
+    @staticmethod
+    def bad_input(text: str) -> Phrase | None:
+        """What is wrong with a message no parser should read: empty, too long, no words, another alphabet."""
+        if not text:
+            return Phrase.of("ask_usage")
+        if len(text) > MAX_MESSAGE_CHARS:
+            return Phrase.of("question_too_long", length=len(text), limit=MAX_MESSAGE_CHARS)
+        if not _ANY_LETTER_OR_DIGIT.search(text):
+            return Phrase.of("pipeline_no_words")
+        letters = [ch for ch in text if unicodedata.category(ch).startswith("L")]
+        if letters and not _LETTERS.search(text):
+            return Phrase.of("pipeline_alphabet")
+        return None
+
+    # ---- a follow-up that fills a slot -----------------------------------------------------------------
+    def _completes(self, text: str, previous: Sequence[str]) -> str | None:
+        """``previous[0] + text`` when the previous message was a request missing a slot that this one gives
+        (a typed «на неделю» or a pressed button after «How long?»)."""
+        if not previous or len(text.split()) > 8:
+            return None
+        earlier = previous[0]
+        decision, _, _ = self.route(earlier, previous[1:])
+        if decision.route != "clarify" or decision.missing is None:
+            return None
+        now = read_slots(text, self.fit)
+        supplies = {"duration": now.duration is not None or now.years is not None, "gpu": bool(now.gpus),
+                    "model": now.model is not None}[decision.missing]
+        return f"{earlier} {text}" if supplies else None
+
+    # ---- the policy -------------------------------------------------------------------------------------
+    def _decide(self, text: str, slots: Slots, semantic: RouteScores | None, previous: Sequence[str]) -> Decision:
+        words = _Signals(text, semantic)
+        sem = semantic.route if semantic is not None else None
+        has_gpu, has_model, has_duration = bool(slots.gpus), slots.model is not None, slots.duration is not None
+        distinct = len(set(slots.gpu_ids))
+        topic = lifecycle_topic(text)
+        money = words.price or words.calculate
+        if words.injection:
+            return Decision("refusal", refusal="off_topic")  # "ignore previous instructions…": never obeyed
+        if slots.years is not None and not has_duration and (has_gpu or money or words.rental):
+            return Decision("quote")  # "for 500 years": the quote engine's limit says why not
+        # a GPU and a duration asked as a price or a rental: the computed quote (a model named too: the price
+        # of running it is still the price of the GPUs)
+        rented = words.rental or slots.count is not None or sem in ("quote", "price", None)
+        if has_gpu and has_duration and not words.single_hour_rate(slots) and (
+                money or (not has_model and (topic is None or topic == "rent") and rented)):
+            return Decision("quote")
+        # how to stop, extend, start again: the product's rules, unless the question is about paying
+        off_topic = sem == "off_topic" and words.lead(sem) >= CLEAR_MARGIN
+        if topic is not None and not words.payment and not has_model and not off_topic \
+                and (topic != "rent" or (words.how and not has_gpu)):
+            return Decision("lifecycle")
+        if self.intents.rules.match(text):
+            return Decision("rule")
+        if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model:
+            return Decision("lifecycle")
+        if distinct >= 2 and not has_model and not has_duration and (words.compare or sem == "compare"):
+            return Decision("compare")
+        if has_model and has_gpu and not money:
+            return Decision("fit")
+        if money or words.discount or (sem in ("quote", "price") and words.lead(sem) >= CLEAR_MARGIN):
+            quote_asked = words.calculate or (slots.count or 0) > 1 or (sem == "quote" and not words.price)
+            if has_gpu and not has_duration and quote_asked and not words.rate:
+                return Decision("clarify", missing="duration")
+            if not has_gpu and has_duration and (words.calculate or not words.discount):
+                return Decision("clarify", missing="gpu")
+            if not has_gpu and not has_model and words.calculate and not words.discount:
+                return Decision("clarify", missing="gpu")
+            if has_model and not has_gpu and not words.price:
+                return Decision("fit")
+            if words.price or words.discount or has_gpu or sem == "price":
+                return Decision("price")
+        if words.availability and (has_gpu or sem == "price"):
+            return Decision("price")
+        if has_model and (words.fit or sem not in ("glossary", "off_topic", *SMALL_TALK)):
+            return Decision("fit")
+        if distinct >= 2 and (words.compare or sem in ("compare", "spec", "fit") or spec_fields_asked(text)):
+            return Decision("compare")
+        if has_gpu and spec_fields_asked(text) and not words.strong_fit:
+            return Decision("spec")
+        if words.strong_fit and not has_model and (has_gpu or sem == "fit"):
+            return Decision("clarify", missing="model")
+        if topic is not None and (sem in ("lifecycle", "rule", "price", "quote") or topic != "rent"):
+            return Decision("lifecycle")
+        if sem == "rule" and words.lead("rule") >= CLEAR_MARGIN and words.payment:
+            return Decision("rule")
+        follow = self.intents.classify_question(text, previous)
+        if follow.kind == "gpu_spec":
+            return Decision("spec")
+        if follow.kind == "price":
+            return Decision("price")
+        if semantic is not None and not has_gpu and not has_model:
+            if sem in SMALL_TALK and semantic.score >= SMALL_TALK_MIN_SCORE and words.lead(sem) >= CLEAR_MARGIN:
+                return Decision("smalltalk", smalltalk=sem)
+            if sem == "off_topic" and semantic.score >= OFF_TOPIC_MIN_SCORE and words.lead(sem) >= CLEAR_MARGIN:
+                return Decision("refusal", refusal="off_topic")
+            if sem == "price" and words.lead(sem) >= CLEAR_MARGIN and words.rental:
+                return Decision("price")
+        if has_gpu and sem in ("spec", "compare"):
+            return Decision("spec")
+        return Decision("glossary")
+
+    # ---- building the reply -----------------------------------------------------------------------------
+    def _build(self, text: str, lang: Lang, decision: Decision, routing: Routing, previous: Sequence[str]) -> Reply:
+        slots = routing.slots
+        route = decision.route
+        if route == "quote":
+            return self._quote(text, lang, routing)
+        if route == "fit":
+            return self._fit(text, lang, routing)
+        if route == "compare":
+            comparison = compare_gpus(self.data, slots.gpu_ids, aspect_asked(text))
+            return CompareReply(text, lang, routing, comparison)
+        if route == "clarify":
+            return self._clarify(text, lang, routing, decision.missing or "duration")
+        if route == "rule":
+            rules = tuple(self.intents.rules.match(text))
+            if not rules:  # billing asked in words the rule book does not know: what stopping costs, quoted
+                return LifecycleReply(text, lang, routing, answer_lifecycle("stop", self.intents.rules))
+            return CatalogReply(text, lang, routing, Intent("rule", text, rules=rules))
+        if route == "price":
+            intent = self.intents.price_intent(text)
+            return CatalogReply(text, lang, routing, intent)
+        if route == "spec":
+            intent = self.intents.classify_question(text, previous)
+            if intent.kind != "gpu_spec":
+                named = self.intents.gpus_named(text)
+                intent = Intent("gpu_spec", text, gpu_ids=tuple(spec.id for spec in named),
+                                spec_fields=spec_fields_asked(text) or ("memory", "bandwidth", "compute"))
+            return CatalogReply(text, lang, routing, intent)
+        if route == "lifecycle":
+            topic = lifecycle_topic(text) or ("list" if LISTING.search(text) else "rent")
+            return LifecycleReply(text, lang, routing, answer_lifecycle(topic, self.intents.rules))
+        if route == "smalltalk":
+            return SmallTalkReply(text, lang, routing, decision.smalltalk or "help")  # type: ignore[arg-type]
+        if route == "refusal":
+            return RefusalReply(text, lang, routing, Phrase.of("pipeline_off_topic"))
+        return GlossaryReply(text, lang, routing)
+
+    def _quote(self, text: str, lang: Lang, routing: Routing) -> QuoteReply:
+        slots = routing.slots
+        try:
+            if slots.years is not None and slots.duration is None:
+                limit = self.quotes.prices().max_duration_days
+                raise QuoteInputError(f"Automatic quotes go up to {limit} days.", [], "duration", "too_long",
+                                      days=limit)
+            gpu = slots.gpus[0]
+            assert slots.duration is not None
+            request_text = f"{gpu.id} x{slots.count or 1} {_duration_text(slots)}"
+            if slots.pricing is not None:
+                request_text += f" {slots.pricing.value}"
+            request = self.quotes.parse(request_text).request
+            quote = self.quotes.preview(request)
+        except QuoteInputError as exc:
+            return QuoteReply(text, lang, routing, error=exc)
+        return QuoteReply(text, lang, routing, quote=quote, request=request)
+
+    def _fit(self, text: str, lang: Lang, routing: Routing) -> FitReply:
+        slots = routing.slots
+        currency = self.fit.currency
+        try:
+            if len(slots.gpus) >= 2 and slots.model is not None:
+                # "a100 40gb или 80gb для llama 13b": the same request on each GPU, side by side
+                results = tuple(self.fit.fit(_with_only_gpu(text, slots, gpu.id)) for gpu in slots.gpus)
+                return FitReply(text, lang, routing, results=results, currency=currency)
+            return FitReply(text, lang, routing, results=(self.fit.fit(text),), currency=currency)
+        except FitInputError as exc:
+            return FitReply(text, lang, routing, error=exc, currency=currency)
+
+    def _clarify(self, text: str, lang: Lang, routing: Routing, missing: Missing) -> ClarifyReply:
+        slots = routing.slots
+        known = ""
+        if slots.gpus:
+            known = f"{slots.count or 1} × {slots.gpus[0].name}"
+        elif slots.duration is not None:
+            known = slots.duration.describe(lang)
+        if missing == "duration":
+            options = tuple(ClarifyOption(label, label) for label in COMMON_DURATIONS[lang])
+        elif missing == "gpu":
+            rentable = self.quotes.rentable_gpu_ids()[:6]
+            options = tuple(ClarifyOption(self.data.gpus.get(gpu_id).name.replace("NVIDIA ", ""), gpu_id)
+                            for gpu_id in rentable)
+        else:
+            options = tuple(ClarifyOption(self.data.models.get(model_id).name, model_id)
+                            for model_id in COMMON_MODELS if self.data.models.find(model_id) is not None)
+        route: Literal["quote", "fit"] = "fit" if missing == "model" else "quote"
+        return ClarifyReply(text, lang, routing, route=route, missing=missing, known=known, options=options)
+
+
+def _duration_text(slots: Slots) -> str:
+    assert slots.duration is not None
+    return " ".join(format_amount(amount, unit, "en") for amount, unit in slots.duration.parts)
+
+
+def _with_only_gpu(text: str, slots: Slots, gpu_id: str) -> str:
+    """The fit request with one GPU: the model and options as written, the GPU given explicitly."""
+    count = next((gpu.count for gpu in slots.gpus if gpu.id == gpu_id and gpu.count), slots.count)
+    assert slots.model is not None
+    model = slots.model
+    spec = slots.fit.request if slots.fit is not None else None
+    parts = [model]
+    if spec is not None:
+        parts += [f"quant={spec.quant}", f"mode={spec.mode}"]
+        if spec.context:
+            parts.append(f"ctx={spec.context}")
+    parts.append(f"gpu={gpu_id}")
+    if count:
+        parts.append(f"gpus={count}")
+    return " ".join(parts)
+
+
+class _Signals:
+    """The hard word classes of a message, read once."""
+
+    def __init__(self, text: str, semantic: RouteScores | None) -> None:
+        self.semantic = semantic
+        self.price = bool(PRICE_QUESTION.search(text))
+        self.calculate = bool(CALCULATE.search(text))
+        self.rental = bool(RENTAL_WORDS.search(text))
+        self.compare = bool(COMPARE.search(text))
+        self.rate = bool(RATE.search(text))
+        self.fit = bool(FIT_WORDS.search(text))
+        self.strong_fit = bool(STRONG_FIT.search(text))
+        self.availability = bool(AVAILABILITY.search(text))
+        self.payment = bool(PAYMENT.search(text))
+        self.discount = bool(DISCOUNT.search(text))
+        self.how = bool(HOW.search(text))
+        self.injection = bool(INJECTION.search(text))
+
+    def lead(self, route: str | None) -> float:
+        return self.semantic.lead(route) if self.semantic is not None and route else 0.0
+
+    def single_hour_rate(self, slots: Slots) -> bool:
+        """«сколько стоит час A100»: the hourly price, not a one-hour rental to compute."""
+        return slots.hours == 1 and not self.calculate and slots.count is None
+
+
+# what a fit question sounds like, in any words: the semantic router covers the rest
+FIT_WORDS = re.compile(
+    r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит|завед[её]тся"
+    r"|подн(ять|иму|им)\w*|развернуть|дообуч\w*|обуч\w*|файнтюн\w*|инференс\w*|\bfits?\b|\brun\b|\brunning\b"
+    r"|\bserve\b|\bserving\b|\bhost\b|\bload\b|\bwork\b|\bhandle\b|\bvram\b|\bmemory\b|памят\w*|\bнужн\w*|\bнуж(ен|на|но|ны)\b|\bпод\b|\bneed\b"
+    r"|fine[\s-]?tun\w*|\btrain\w*|\blora\b|\bqlora\b|\binference\b|\bдля\b|\bfor\b|\bна\s+ч[её]м\b|\bwhich\s+gpu"
+    r"|какую\s+(карт|gpu|видеокарт))")
+# a model runs, trains or is served on a GPU: "will it run", «потянет», «запустится», «влезет»
+STRONG_FIT = re.compile(
+    r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит|завед[её]тся"
+    r"|дообуч\w*|файнтюн\w*|\bfits?\b|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*)")
+RATE = re.compile(r"(?i)((в|за|per|an?)\s+(час|hour|hr)\b|hourly|почасов|/\s*(h|hr|час)\b|\bчас\s+(аренды\s+)?\w+"
+                  r"|\bстоит\s+час\b)")
+PAYMENT = re.compile(r"(?i)(плат\w*|плач\w*|биллинг\w*|оплат\w*|деньг\w*|списыва\w*|списан\w*|возврат\w*"
+                     r"|верн[уё]т\w*|refund\w*|\bpay|\bpaid\b|charg\w*|bill\w*|money|\bcost|стоим\w*|счет|сч[её]т|перерасч\w*|округл\w*|round\w*"
+                     r"|начат\w*\s+час|started\s+hour|partial)")
+LISTING = re.compile(r"(?i)(\bsee\b|\bcheck\b|посмотр\w*|\bleft\b|остал\w*|status|статус|\blist\b|список|\bmy\b"
+                     r"|\bмои\b)")
+DISCOUNT = re.compile(r"(?i)(скидк\w*|discount\w*)")
+HOW = re.compile(r"(?i)(\bкак\b|\bhow\b|\bгде\b|\bwhere\b|через|\bvia\b|\binstead\b|можно\s+ли|\bcan\s+i\b)")
+# attempts to re-instruct the bot: a security policy, not a route to learn
+INJECTION = re.compile(
+    r"(?i)((ignore|disregard|forget)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier)?\s*"
+    r"(instructions|rules|prompts?)|system\s+prompt|(забудь|игнорируй|проигнорируй)\s+(вс[её]\s+|все\s+|свои\s+)*"
+    r"(предыдущ\w*\s+)?(инструкци|правил|указани)\w*|системн\w*\s+(промпт|подсказк|инструкци)\w*"
+    r"|\bjailbreak\b|\bDAN\s+mode\b|developer\s+mode)")
+AVAILABILITY = re.compile(
+    r"(?i)(арендова\w*|арендуе\w*|есть\s+ли\s+у\s+вас|у\s+вас\s+есть|сда[её]те|в\s+наличии|\brentable\b"
+    r"|\bdo\s+you\s+(have|offer|rent)\b|\bavailable\b|доступн\w*)")
+
+
+def routing_latency(pipeline: ReplyPipeline, text: str) -> float:
+    started = time.perf_counter()
+    pipeline.route(text)
+    return time.perf_counter() - started

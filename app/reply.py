@@ -1,0 +1,120 @@
+"""The typed replies of the one reply pipeline (:mod:`app.pipeline`): data the fronts render.
+
+Every front (Telegram private chats, groups, guest mode, the console chat, ``anchorgpu ask``) gets one of
+these for a message and only draws it: a fit report, a quote, a catalog answer (price list, GPU specs, a
+company rule), a GPU comparison, a rental-lifecycle answer, small talk, a clarifying question, a refusal,
+or — the one kind computed by the front, since it streams — a glossary answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.intents import Intent
+from app.lifecycle import LifecycleAnswer
+from app.router import RouteScores
+from app.slots import Slots
+from app.smalltalk import SmallTalkKind
+from gpu.compare import GpuComparison
+from gpu.fit.engine import FitResult
+from gpu.fit.request import FitInputError
+from gpu.quote.engine import Quote
+from gpu.quote.request import QuoteInputError, QuoteRequest
+from infra.i18n import Lang, Phrase
+
+Missing = Literal["gpu", "duration", "model"]
+
+
+@dataclass(frozen=True)
+class Routing:
+    """Why a message went where it went: the route, the slots found, the semantic scores (if any)."""
+
+    intent: str
+    slots: Slots
+    semantic: RouteScores | None = None
+    merged_with: str | None = None  # a clarified request: the earlier message this one completes
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"intent": self.intent, "slots": self.slots.to_json()}
+        if self.semantic is not None:
+            document["semantic"] = {"route": self.semantic.route, "score": round(self.semantic.score, 4),
+                                    "margin": round(self.semantic.margin, 4), "nearest": self.semantic.nearest}
+        if self.merged_with is not None:
+            document["completes"] = self.merged_with
+        return document
+
+
+@dataclass(frozen=True)
+class BaseReply:
+    question: str
+    lang: Lang
+    routing: Routing
+
+
+@dataclass(frozen=True)
+class FitReply(BaseReply):
+    results: tuple[FitResult, ...] = ()  # one, or one per GPU for "X or Y for Z"
+    error: FitInputError | None = None
+    currency: str = "USD"
+
+
+@dataclass(frozen=True)
+class QuoteReply(BaseReply):
+    quote: Quote | None = None
+    request: QuoteRequest | None = None
+    error: QuoteInputError | None = None
+
+
+@dataclass(frozen=True)
+class CatalogReply(BaseReply):
+    """The price list, a GPU's specifications, or a company rule quoted (``intent.kind``)."""
+
+    intent: Intent = field(default_factory=lambda: Intent("glossary", ""))
+
+
+@dataclass(frozen=True)
+class CompareReply(BaseReply):
+    comparison: GpuComparison | None = None
+
+
+@dataclass(frozen=True)
+class LifecycleReply(BaseReply):
+    answer: LifecycleAnswer | None = None
+
+
+@dataclass(frozen=True)
+class SmallTalkReply(BaseReply):
+    kind: SmallTalkKind = "help"
+
+
+@dataclass(frozen=True)
+class ClarifyOption:
+    label: str  # what the button shows
+    value: str  # what choosing it sends, as if the user had typed it
+
+
+@dataclass(frozen=True)
+class ClarifyReply(BaseReply):
+    """A request with a slot missing: the question to ask and the common answers (buttons in Telegram)."""
+
+    route: Literal["quote", "fit"] = "quote"
+    missing: Missing = "duration"
+    known: str = ""  # what was understood so far ("4 × A100 80GB"), for the question's wording
+    options: tuple[ClarifyOption, ...] = ()
+
+
+@dataclass(frozen=True)
+class RefusalReply(BaseReply):
+    reason: Phrase = field(default_factory=lambda: Phrase.of("answer_out_of_scope"))
+
+
+@dataclass(frozen=True)
+class GlossaryReply(BaseReply):
+    """Answered by the answerer, streamed by the front (the pipeline has read the history for it)."""
+
+    history_read: bool = True
+
+
+Reply = (FitReply | QuoteReply | CatalogReply | CompareReply | LifecycleReply | SmallTalkReply | ClarifyReply
+         | RefusalReply | GlossaryReply)

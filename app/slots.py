@@ -1,0 +1,239 @@
+"""What a message names, read by the domain's own parsers before anything decides what it asks.
+
+    «сколько будет стоить 4 x A100 на 2 недели?»  -> GPU a100-80gb, count 4, duration 2 weeks
+    "can I run deepseek-r1 671b on 8x H200?"       -> model deepseek-r1, GPU h200, count 8
+    «a100 40gb или 80gb для llama 13b fp16?»       -> GPUs a100-40gb and a100-80gb, model 13b
+
+The GPU grammar is the one /fit and /quote share (:mod:`gpu.request_words`), the duration the quote
+parser's (:mod:`gpu.quote.duration`), the model the fit parser's. A price "per hour" is a rate, not a
+one-hour rental. Pure: no I/O, no model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gpu.catalog import GPUCatalog, GPUSpec
+from gpu.fit.request import FitInputError, ParsedRequest
+from gpu.fit.service import FitService
+from gpu.quote.duration import Duration, extract_duration, tokenize
+from gpu.quote.request import Pricing, pricing_of
+from gpu.request_words import count_value, read_gpu
+
+# "в час", "per hour", "an hour", "/h", "hourly", "за час": the price of an hour, not a one-hour rental
+_RATE = re.compile(r"(?i)(\b(в|за|per|an?|each|every|/)\s*(1\s*)?(час|hour|hr|h)\b|/\s*(час|hour|hr|h)\b|\bhourly\b"
+                   r"|\bпочасов\w*|\bчасов(ая|ой|ую)\s+(ставк|цен|оплат)\w*)")
+# "for 500 years", «на 2 года»: a unit the price list does not sell, read only to say so
+_YEARS = re.compile(r"(?i)\b(\d{1,6}|a|one|один|одн\w*)\s*(years?|yrs?|год\w*|лет)\b")
+# "со скидкой", "with a discount", "reserved": a committed term
+_DISCOUNT = re.compile(r"(?i)(скидк\w*|discount\w*|дешевле\s+за\s+срок|long[\s-]term)")
+PLACEMENT_ID = re.compile(r"\b(P-[0-9A-Z]{4,24})\b", re.IGNORECASE)
+_OR_WORDS = frozenset({"или", "or", "vs", "vs.", "versus", "/", "либо", "против", "и", "and"})
+_MEMORY_ONLY = re.compile(r"^(\d{2,3})\s*(gb|гб|g|г)?$")
+_ARTICLES = frozenset({"a", "an"})
+_BIG_COUNT = re.compile(r"^\d{4,7}$")
+_SPLIT = re.compile(r"[\s,;!?()«»\"']+")
+MAX_SCANNED_TOKENS = 80
+
+
+@dataclass(frozen=True)
+class GpuSlot:
+    id: str
+    name: str
+    count: int | None  # written next to this GPU ("8x H200"); None when not said
+
+
+@dataclass(frozen=True)
+class Slots:
+    gpus: tuple[GpuSlot, ...] = ()
+    model: str | None = None  # a fit catalog id ("deepseek-r1") or a size ("13b")
+    model_name: str | None = None
+    duration: Duration | None = None
+    years: int | None = None  # "for 500 years": said so that the reply can refuse it plainly
+    pricing: Pricing | None = None
+    placement_id: str | None = None
+    loose_count: int | None = None  # "16 карт", "8 cards": a count written apart from any GPU name
+    fit: ParsedRequest | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def gpu_ids(self) -> tuple[str, ...]:
+        return tuple(gpu.id for gpu in self.gpus)
+
+    @property
+    def count(self) -> int | None:
+        """The GPU count the message states (the first one written next to a GPU, else one written apart)."""
+        return next((gpu.count for gpu in self.gpus if gpu.count is not None), self.loose_count)
+
+    @property
+    def hours(self) -> Decimal | None:
+        return self.duration.hours if self.duration is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``anchorgpu ask --json`` shows under "slots" (only what was found)."""
+        found: dict[str, Any] = {}
+        if self.model:
+            found["model"] = self.model
+        if self.gpus:
+            found["gpus"] = list(self.gpu_ids)
+        if self.count is not None:
+            found["count"] = self.count
+        if self.duration is not None:
+            found["hours"] = int(self.duration.hours) if self.duration.hours == int(self.duration.hours) \
+                else float(self.duration.hours)
+        if self.years is not None:
+            found["years"] = self.years
+        if self.pricing is not None:
+            found["pricing"] = self.pricing.value
+        if self.placement_id:
+            found["placement_id"] = self.placement_id
+        return found
+
+
+# how customers write amounts the parsers read in one spelling: «40гб», "h100s", "na nedelu", «полмесяца»
+_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?i)(\d)\s*гб\b"), r"\1gb"),
+    (re.compile(r"(?i)\bfortnights?\b"), "2 weeks"),
+    (re.compile(r"(?i)\bполмесяца\b"), "15 дней"),
+    (re.compile(r"(?i)\bполнедели\b"), "84 часа"),
+    (re.compile(r"(?i)\bполдня\b"), "12 часов"),
+    (re.compile(r"(?i)\bполгода\b"), "6 месяцев"),
+    (re.compile(r"(?i)\b(na|for)\s+(nedel[iuy]a?|nedelyu)\b"), "на неделю"),
+    (re.compile(r"(?i)\bnedel[iy]?\b"), "недели"),
+    (re.compile(r"(?i)\b(mesyac|mesjac|mesiac|mesac)[a-z]*\b"), "месяц"),
+    (re.compile(r"(?i)\b(dnya|dney|dnej|den)\b"), "дня"),
+    (re.compile(r"(?i)\bchas(a|ov)?\b"), "часа"),
+    (re.compile(r"[?!()«»\"“”]"), " "),
+)
+
+
+def normalise(text: str) -> str:
+    for pattern, replacement in _REWRITES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _tokens(text: str) -> list[str]:
+    return [token.strip(".:[]{}") for token in _SPLIT.split(text.lower()) if token.strip(".:[]{}")]
+
+
+def gpus_named(text: str, catalog: GPUCatalog) -> list[GpuSlot]:
+    """Every GPU the text names, in order, each with its count; «a100 40gb или 80gb» names two."""
+    tokens = _tokens(text)[:MAX_SCANNED_TOKENS]
+
+    def find(name: str) -> GPUSpec | None:
+        """A catalog name, or its plural ("h100s", "4090s"; "l40s" is a GPU of its own)."""
+        spec = catalog.find(name)
+        if spec is None and name.endswith("s") and any(ch.isdigit() for ch in name):
+            spec = catalog.find(name[:-1])
+        return spec
+
+    found: list[GpuSlot] = []
+    previous: GPUSpec | None = None
+    i = 0
+    while i < len(tokens):
+        mention = read_gpu(tokens, i, find)
+        if mention is not None:
+            count = mention.count
+            if count == 1 and tokens[i] in _ARTICLES:
+                count = None  # "on a t4": one GPU, but no count was asked for
+            if count is None and i > 0 and _BIG_COUNT.match(tokens[i - 1]):
+                count = int(tokens[i - 1])  # "10000 H100": read, so that the quote can say the limit
+            _add(found, mention.gpu, count)
+            previous, i = mention.gpu, mention.end
+            continue
+        # "a100 40gb или 80gb": a bare memory size after "or" is a sibling of the GPU just named
+        if previous is not None and tokens[i] in _OR_WORDS and i + 1 < len(tokens):
+            size = _MEMORY_ONLY.match(tokens[i + 1])
+            if size is not None:
+                sibling = _sibling(previous, size.group(1), catalog)
+                if sibling is not None:
+                    _add(found, sibling, None)
+                    previous, i = sibling, i + 2
+                    continue
+        i += 1
+    return found
+
+
+def _add(found: list[GpuSlot], spec: GPUSpec, count: int | None) -> None:
+    if all(slot.id != spec.id for slot in found):
+        found.append(GpuSlot(spec.id, spec.name, count))
+
+
+def _sibling(spec: GPUSpec, memory_gb: str, catalog: GPUCatalog) -> GPUSpec | None:
+    family = next((word for word in spec.name.lower().split() if any(ch.isdigit() for ch in word)), None)
+    return catalog.find(f"{family} {memory_gb}gb") if family else None
+
+
+# "16 карт", "8 cards", «4 видюхами», "2 nodes of 8": a count of GPUs written without their name
+_UNIT = re.compile(r"^(gpus?|гпу\w*|cards?|карт\w*|видеокарт\w*|видюх\w*|карточ\w*|штук\w*|шт|pcs|units?|x)$")
+
+
+def loose_count(text: str) -> int | None:
+    tokens = _tokens(text)[:MAX_SCANNED_TOKENS]
+    for number, unit in itertools.pairwise(tokens):
+        value = count_value(number)
+        if value is not None and _UNIT.match(unit):
+            return value
+    return None
+
+
+def read_duration(text: str) -> Duration | None:
+    """A rental length written anywhere in the text; a rate ("в час", "per hour") is not one."""
+    masked = _RATE.sub(" ", text)
+    duration, _ = extract_duration(tokenize(masked))
+    if duration is None or duration.hours <= 0:
+        return None
+    return duration
+
+
+def read_pricing(text: str, has_duration: bool) -> Pricing | None:
+    for token in tokenize(text):
+        pricing = pricing_of(token.strip(".?!"))
+        if pricing is not None:
+            return pricing
+    if has_duration and _DISCOUNT.search(text):
+        return Pricing.COMMITTED
+    return None
+
+
+def read_years(text: str) -> int | None:
+    match = _YEARS.search(text)
+    if match is None:
+        return None
+    amount = match.group(1)
+    return int(amount) if amount.isdecimal() else 1
+
+
+def read_model(text: str, fit: FitService) -> tuple[str | None, str | None, ParsedRequest | None]:
+    """The model a fit request would use (catalog id or size), its display name, and the parsed request."""
+    try:
+        parsed = fit.parser.parse(text)
+    except FitInputError:
+        return None, None, None
+    spec = parsed.request.model
+    model_id = spec.id if fit.data.models.find(spec.id) is not None else _size_label(spec.params)
+    return model_id, spec.name, parsed
+
+
+def _size_label(params: float | int | None) -> str | None:
+    if not params:
+        return None
+    billions = float(params) / 1e9
+    return f"{billions:g}b" if billions >= 1 else f"{billions * 1000:g}m"
+
+
+def read_slots(text: str, fit: FitService) -> Slots:
+    text = normalise(text)
+    catalog = fit.data.gpus
+    gpus = tuple(gpus_named(text, catalog))
+    duration = read_duration(text)
+    model, model_name, parsed = read_model(text, fit) if len(text) <= 500 else (None, None, None)
+    placement = PLACEMENT_ID.search(text)
+    return Slots(gpus=gpus, model=model, model_name=model_name, duration=duration, years=read_years(text),
+                 pricing=read_pricing(text, duration is not None),
+                 placement_id=placement.group(1).upper() if placement else None, loose_count=loose_count(text),
+                 fit=parsed)

@@ -1,0 +1,161 @@
+"""Every reply of the pipeline as text (plain or Telegram HTML) and as the ``anchorgpu ask --json`` document.
+
+A glossary answer is not here: it streams, and :mod:`app.views.answer` renders it. Telegram draws fits,
+quotes and comparisons as rich tables (their :class:`app.views.table.Report`) and clarifications with
+buttons; this module is what every front falls back to and what the console and the CLI print.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.lifecycle import render_lifecycle
+from app.reply import (
+    CatalogReply,
+    ClarifyReply,
+    CompareReply,
+    FitReply,
+    GlossaryReply,
+    LifecycleReply,
+    QuoteReply,
+    RefusalReply,
+    Reply,
+    SmallTalkReply,
+)
+from app.smalltalk import render_smalltalk
+from app.views.catalog import render_catalog_answer
+from app.views.compare import comparison_json, render_comparison
+from app.views.fit import render as render_fit
+from app.views.fit import render_error as render_fit_error
+from app.views.fit import result_json
+from app.views.quote import render_input_error, render_quote
+from gpu.data import GpuData
+from gpu.fit.engine import GIB
+from infra.i18n import Lang, t
+from infra.markup import PLAIN, Markup
+
+
+def quote_command(reply: QuoteReply) -> str:
+    """The /quote arguments that issue this quote with an id (what the free-text reply suggests)."""
+    assert reply.request is not None
+    request = reply.request
+    text = f"{request.gpu_id} x{request.gpu_count} {request.duration.describe('en')}"
+    return text if request.pricing.value == "on-demand" else f"{text} {request.pricing.value}"
+
+
+def render_fit_reply(reply: FitReply, markup: Markup = PLAIN) -> str:
+    lang = reply.lang
+    if reply.error is not None:
+        return render_fit_error(reply.error, lang, markup) + "\n\n" + markup.text(t("fit_usage", lang))
+    if len(reply.results) == 1:
+        return render_fit(reply.results[0], lang, markup, currency=reply.currency)
+    lines = [markup.bold(t("fit_side_by_side_title", lang))]
+    for result in reply.results:
+        verdict = t("fit_verdict_fits" if result.fits else "fit_verdict_no_fit", lang)
+        lines.append(markup.text("• " + t("fit_side_by_side_line", lang, gpu=result.gpu.name, verdict=verdict,
+                                          total=f"{result.per_gpu.total / GIB:.1f}",
+                                          usable=f"{result.usable_bytes / GIB:.1f}")))
+    bodies = [render_fit(result, lang, markup, currency=reply.currency) for result in reply.results]
+    return "\n".join(lines) + "\n\n" + "\n\n".join(bodies)
+
+
+def render_quote_reply(reply: QuoteReply, markup: Markup = PLAIN) -> str:
+    lang = reply.lang
+    if reply.error is not None or reply.quote is None:
+        assert reply.error is not None
+        return render_input_error(reply.error, lang, markup)
+    body = render_quote(reply.quote, lang, markup)
+    return body + "\n\n" + markup.text(t("quote_free_text_hint", lang, request=quote_command(reply)))
+
+
+def clarify_question(reply: ClarifyReply) -> str:
+    lang = reply.lang
+    if reply.missing == "duration":
+        return t("clarify_duration", lang, known=reply.known or "GPU")
+    if reply.missing == "gpu":
+        known = t("clarify_known_for", lang, duration=reply.known) if reply.known else ""
+        return t("clarify_gpu", lang, known=known)
+    known = t("clarify_known_on", lang, gpu=reply.known) if reply.known else ""
+    return t("clarify_model", lang, known=known)
+
+
+def render_clarify(reply: ClarifyReply, markup: Markup = PLAIN, *, with_options: bool = True) -> str:
+    text = markup.text(clarify_question(reply))
+    if with_options and reply.options:
+        options = ", ".join(option.label for option in reply.options)
+        text += "\n" + markup.text(t("clarify_options", reply.lang, options=options))
+    return text
+
+
+def render_text(reply: Reply, data: GpuData, markup: Markup = PLAIN) -> str:
+    """The whole reply as text, for every kind but a glossary answer."""
+    lang: Lang = reply.lang
+    if isinstance(reply, FitReply):
+        return render_fit_reply(reply, markup)
+    if isinstance(reply, QuoteReply):
+        return render_quote_reply(reply, markup)
+    if isinstance(reply, CatalogReply):
+        return render_catalog_answer(reply.intent, data, lang, markup)
+    if isinstance(reply, CompareReply):
+        assert reply.comparison is not None
+        return render_comparison(reply.comparison, lang, markup)
+    if isinstance(reply, LifecycleReply):
+        assert reply.answer is not None
+        return render_lifecycle(reply.answer, lang, markup)
+    if isinstance(reply, SmallTalkReply):
+        return render_smalltalk(reply.kind, lang, markup)
+    if isinstance(reply, ClarifyReply):
+        return render_clarify(reply, markup)
+    if isinstance(reply, RefusalReply):
+        return markup.text(reply.reason.render(lang))
+    raise ValueError(f"{type(reply).__name__} is streamed by the answerer, not rendered here")
+
+
+_SOURCES: dict[str, tuple[str, str]] = {
+    "fit": ("fit_engine", "data/models.yaml, data/gpus.yaml"),
+    "quote": ("price_list", "data/prices.yaml"),
+    "price": ("price_list", "data/prices.yaml"),
+    "spec": ("gpu_catalog", "data/gpus.yaml"),
+    "compare": ("gpu_catalog", "data/gpus.yaml, data/prices.yaml"),
+}
+
+
+def reply_json(reply: Reply, data: GpuData) -> dict[str, Any]:
+    """The ``ask --json`` document of a reply that did not come from the model (the contract's keys, plus
+    ``intent`` and ``slots``: why the message went where it went)."""
+    if isinstance(reply, GlossaryReply):
+        raise ValueError("a glossary answer's document comes from the answer")
+    text = render_text(reply, data)
+    intent = reply.routing.intent
+    sources: list[dict[str, Any]] = []
+    caveats: list[dict[str, str]] = []
+    if isinstance(reply, CatalogReply) and reply.intent.kind == "rule":
+        entries = list(dict.fromkeys(answer.entry for answer in reply.intent.rules))
+        sources = [{"id": e.id, "term": e.term, "definition": e.definition, "source": e.source} for e in entries]
+        found = dict.fromkeys(caveat for answer in reply.intent.rules for caveat in answer.caveats)
+        caveats = [{"source": c.source, "text": c.quote} for c in found]
+    elif isinstance(reply, LifecycleReply) and reply.answer is not None:
+        sources = [{"id": quote.entry_id, "term": quote.term, "definition": quote.quote, "source": quote.source}
+                   for quote in reply.answer.quotes]
+        sources.append({"id": "product_rules", "term": t("source_product_rules", reply.lang), "definition": "",
+                        "source": "gpu/placements"})
+    elif intent in _SOURCES:
+        source_id, where = _SOURCES[intent]
+        sources = [{"id": source_id, "term": t(f"source_{source_id}", reply.lang), "definition": "",
+                    "source": where}]
+    document: dict[str, Any] = {
+        "answer": text, "grounded": not isinstance(reply, RefusalReply | ClarifyReply | SmallTalkReply),
+        "sources": sources, "model": "none", "ttft_s": 0.0, "tokens": 0, "caveats": caveats,
+        **reply.routing.to_json(),
+    }
+    if isinstance(reply, ClarifyReply):
+        document["missing"] = reply.missing
+        document["options"] = [{"label": option.label, "value": option.value} for option in reply.options]
+    if isinstance(reply, FitReply) and reply.results:
+        document["fit"] = [result_json(result, reply.lang) for result in reply.results]
+    if isinstance(reply, QuoteReply) and reply.quote is not None:
+        document["quote"] = {"total": str(reply.quote.total), "currency": reply.quote.currency,
+                             "command": "/quote " + quote_command(reply)}
+    if isinstance(reply, CompareReply) and reply.comparison is not None:
+        document["comparison"] = comparison_json(reply.comparison)
+    return document

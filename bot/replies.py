@@ -1,0 +1,81 @@
+"""Telegram's rendering of the reply pipeline's typed replies (a glossary answer streams elsewhere).
+
+Fits, quotes and comparisons go out as rich tables when the chat takes them (their HTML otherwise); a
+clarifying question carries a button per common answer — pressing one sends its value through the same
+pipeline, as if typed, and completes the request (:class:`ClarifyButton`).
+"""
+
+from __future__ import annotations
+
+from aiogram import Bot
+from aiogram.filters.callback_data import CallbackData
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, Message
+
+from app.reply import ClarifyReply, CompareReply, FitReply, QuoteReply, Reply
+from app.views.compare import compare_report
+from app.views.quote import quote_report
+from app.views.reply import quote_command, render_clarify, render_text
+from app.views.table import Report, Text
+from bot.rich import RichReplies, try_rich
+from bot.streaming import reply_html, target_of
+from gpu.data import GpuData
+from infra.i18n import t
+from infra.markup import HTML
+
+CALLBACK_LIMIT = 64  # bytes of callback_data the Bot API accepts
+
+
+class ClarifyButton(CallbackData, prefix="clar"):
+    """A common answer to a clarifying question; ``value`` is sent on as the user's next message."""
+
+    value: str
+
+
+def clarify_keyboard(reply: ClarifyReply) -> InlineKeyboardMarkup | None:
+    rows: list[list[InlineKeyboardButton]] = []
+    row: list[InlineKeyboardButton] = []
+    for option in reply.options:
+        data = ClarifyButton(value=option.value).pack()
+        if len(data.encode()) > CALLBACK_LIMIT:
+            continue
+        row.append(InlineKeyboardButton(text=option.label, callback_data=data))
+        if len(row) == 2:
+            rows.append(row)
+            row = []
+    if row:
+        rows.append(row)
+    return InlineKeyboardMarkup(inline_keyboard=rows) if rows else None
+
+
+async def send_reply(message: Message, bot: Bot, reply: Reply, data: GpuData,
+                     rich: RichReplies | None = None) -> str:
+    """Send a reply that is not a glossary answer; returns its plain text (what the conversation keeps)."""
+    plain = render_text(reply, data)
+    if isinstance(reply, FitReply) and len(reply.results) == 1 and reply.error is None:
+        # imported here: bot.routers imports every router, and the ask router imports this module
+        from bot.routers.fit import send_fit_result
+
+        await send_fit_result(message, bot, reply.results[0], reply.lang, reply.currency, rich=rich)
+        return plain
+    report: Report | None = None
+    if isinstance(reply, QuoteReply) and reply.quote is not None:
+        report = quote_report(reply.quote, reply.lang)
+    elif isinstance(reply, CompareReply) and reply.comparison is not None:
+        report = compare_report(reply.comparison, reply.lang)
+    if report is not None and await try_rich(bot, target_of(message), _with_hint(report, reply), lang=reply.lang,
+                                             rich=rich) is not None:
+        return plain
+    if isinstance(reply, ClarifyReply):
+        await reply_html(message, render_clarify(reply, HTML, with_options=False),
+                         reply_markup=clarify_keyboard(reply))
+        return plain
+    await reply_html(message, render_text(reply, data, HTML))
+    return plain
+
+
+def _with_hint(report: Report, reply: Reply) -> Report:
+    """A free-text quote says how to save it with an id (the /quote command that issues it)."""
+    if not isinstance(reply, QuoteReply) or reply.request is None:
+        return report
+    hint = Text(t("quote_free_text_hint", reply.lang, request=quote_command(reply)), note=True)
+    return Report(title=report.title, blocks=(*report.blocks, hint))

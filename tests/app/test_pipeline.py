@@ -1,0 +1,146 @@
+"""The one reply pipeline, on the real catalogs, rule book and e5 router: what customers asked, and got."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from app.pipeline import ReplyPipeline
+from app.reply import (
+    CatalogReply,
+    ClarifyReply,
+    CompareReply,
+    FitReply,
+    GlossaryReply,
+    LifecycleReply,
+    QuoteReply,
+    RefusalReply,
+    SmallTalkReply,
+)
+from app.views.reply import render_text, reply_json
+from rag.prompt import Turn
+
+
+async def test_a_fit_question_in_free_words_gets_the_fit_verdict(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("can I run deepseek-r1 671b on 8x H200?")
+    assert isinstance(reply, FitReply) and reply.error is None
+    (result,) = reply.results
+    assert result.request.model.id == "deepseek-r1" and result.gpu.id == "h200" and result.request.gpu_count == 8
+    assert result.fits
+    sdxl = await pipeline.reply("Можно ли запустить Stable Diffusion XL на RTX 4090?")
+    assert isinstance(sdxl, FitReply) and sdxl.results[0].fits and sdxl.results[0].gpu.id == "rtx-4090"
+
+
+async def test_x_or_y_for_z_is_the_fit_on_both_side_by_side(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("a100 40gb или 80gb для llama 13b fp16?")
+    assert isinstance(reply, FitReply)
+    assert [result.gpu.id for result in reply.results] == ["a100-40gb", "a100-80gb"]
+    assert [result.fits for result in reply.results] == [True, True]
+    text = render_text(reply, pipeline.data)
+    assert "A100 40GB" in text and "A100 80GB" in text and "влезет" in text
+
+
+async def test_a_free_text_quote_has_the_numbers_of_slash_quote(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("сколько будет стоить 4 x A100 на 2 недели?")
+    assert isinstance(reply, QuoteReply) and reply.quote is not None and reply.request is not None
+    assert (reply.request.gpu_id, reply.request.gpu_count, reply.request.duration.hours) == ("a100-80gb", 4, 336)
+    assert reply.quote.total == Decimal("2405.76")
+    assert Decimal("2117.04") in {option.total for option in reply.quote.options}
+    issued = pipeline.quotes.preview(pipeline.quotes.parse("a100-80gb x4 2 weeks").request)
+    assert issued.total == reply.quote.total
+    committed = await pipeline.reply("сколько стоит арендовать 8 H100 на месяц со скидкой?")
+    assert isinstance(committed, QuoteReply) and committed.quote is not None
+    assert committed.quote.total == Decimal("12916.80")
+
+
+async def test_a_quote_with_a_missing_slot_asks_and_the_answer_completes_it(pipeline: ReplyPipeline) -> None:
+    asked = await pipeline.reply("посчитай аренду 4 H100")
+    assert isinstance(asked, ClarifyReply) and asked.missing == "duration"
+    assert asked.options and "2 недели" in [option.value for option in asked.options]
+    history = [Turn("user", "посчитай аренду 4 H100"), Turn("assistant", render_text(asked, pipeline.data))]
+    completed = await pipeline.reply("2 недели", history=history)
+    assert isinstance(completed, QuoteReply) and completed.request is not None
+    assert (completed.request.gpu_id, completed.request.gpu_count, completed.request.duration.hours) == \
+        ("h100-sxm", 4, 336)
+    assert completed.routing.merged_with == "посчитай аренду 4 H100"
+    no_gpu = await pipeline.reply("сколько будет стоить аренда на 2 недели?")
+    assert isinstance(no_gpu, ClarifyReply) and no_gpu.missing == "gpu"
+    history = [Turn("user", "сколько будет стоить аренда на 2 недели?"), Turn("assistant", "…")]
+    button = await pipeline.reply("h200", history=history)  # a pressed button sends the GPU id
+    assert isinstance(button, QuoteReply) and button.request is not None and button.request.gpu_id == "h200"
+
+
+async def test_a_message_after_a_clarification_that_is_a_new_question_is_not_merged(
+        pipeline: ReplyPipeline) -> None:
+    history = [Turn("user", "посчитай аренду 4 H100"), Turn("assistant", "На какой срок?")]
+    reply = await pipeline.reply("что такое NVLink?", history=history)
+    assert isinstance(reply, GlossaryReply) and reply.routing.merged_with is None
+
+
+async def test_small_talk_and_help_are_never_the_glossary(pipeline: ReplyPipeline) -> None:
+    for text, kind in (("привет", "greeting"), ("что ты умеешь?", "help"), ("спасибо!", "thanks"),
+                       ("hello there", "greeting"), ("what can you do?", "help")):
+        reply = await pipeline.reply(text)
+        assert isinstance(reply, SmallTalkReply) and reply.kind == kind, text
+        text = render_text(reply, pipeline.data)
+        assert "ответа нет" not in text and "has nothing on this" not in text, text
+
+
+async def test_which_is_faster_is_the_catalog_side_by_side(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("что быстрее для инференса: H100 или A100?")
+    assert isinstance(reply, CompareReply) and reply.comparison is not None
+    assert reply.comparison.ids == ("h100-sxm", "a100-80gb") and reply.comparison.leader == "h100-sxm"
+    text = render_text(reply, pipeline.data)
+    assert "3,35" in text and "2,04" in text
+
+
+async def test_rental_lifecycle_questions_get_the_product_rules(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("я арендовал сервер на неделю, можно продлить ещё на месяц?")
+    assert isinstance(reply, LifecycleReply) and reply.answer is not None and reply.answer.topic == "extend"
+    text = render_text(reply, pipeline.data)
+    assert "/extend" in text or "Продлить" in text
+
+
+async def test_a_company_rule_is_quoted_not_generated(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("можно ли остановить аренду и не платить за оставшуюся неделю?")
+    assert isinstance(reply, CatalogReply) and reply.intent.kind == "rule"
+    assert render_text(reply, pipeline.data).startswith("Нет")
+
+
+@pytest.mark.parametrize(("text", "phrase"), [
+    ("а" * 4000, "question_too_long"),
+    ("🚀🔥💰🤖", "pipeline_no_words"),
+    ("请问你们的显卡租赁怎么收费？", "pipeline_alphabet"),
+    ("", "ask_usage"),
+])
+async def test_bad_input_gets_one_clear_line(pipeline: ReplyPipeline, text: str, phrase: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, RefusalReply) and reply.reason.key == phrase
+    assert "\n" not in render_text(reply, pipeline.data)
+
+
+async def test_absurd_quotes_say_the_limit_and_store_nothing(pipeline: ReplyPipeline) -> None:
+    many = await pipeline.reply("сколько стоит 10000 H100 на неделю")
+    assert isinstance(many, QuoteReply) and many.error is not None and many.error.code == "bad_count"
+    forever = await pipeline.reply("аренда A100 на 500 лет")
+    assert isinstance(forever, QuoteReply) and forever.error is not None and forever.error.code == "too_long"
+    assert not pipeline.quotes._started  # a free-text quote is a preview: the quote store was never opened
+
+
+async def test_the_json_names_the_route_and_the_slots(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("сколько будет стоить 4 x A100 на 2 недели?")
+    document = reply_json(reply, pipeline.data)
+    assert document["intent"] == "quote"
+    assert document["slots"] == {"gpus": ["a100-80gb"], "count": 4, "hours": 336}
+    assert document["quote"]["total"] == "2405.76" and document["quote"]["command"].startswith("/quote a100-80gb x4")
+    assert document["sources"][0]["id"] == "price_list"
+
+
+async def test_without_the_semantic_router_slots_and_rules_still_route() -> None:
+    from tests.app.conftest import build_pipeline
+
+    bare = build_pipeline(semantic=False)
+    assert isinstance(await bare.reply("can I run deepseek-r1 671b on 8x H200?"), FitReply)
+    assert isinstance(await bare.reply("сколько будет стоить 4 x A100 на 2 недели?"), QuoteReply)
+    assert isinstance(await bare.reply("что такое NVLink?"), GlossaryReply)

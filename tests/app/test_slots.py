@@ -1,0 +1,46 @@
+"""What a message names, read by the domain's parsers (app.slots)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.slots import read_slots
+from gpu.data import GpuData
+from gpu.fit.service import FitService
+from infra.settings import REPO_ROOT
+
+DATA = GpuData(REPO_ROOT / "data")
+FIT = FitService(DATA)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("can I run deepseek-r1 671b on 8x H200?", {"model": "deepseek-r1", "gpus": ["h200"], "count": 8}),
+    ("Можно ли запустить Stable Diffusion XL на RTX 4090?", {"model": "sdxl", "gpus": ["rtx-4090"]}),
+    ("a100 40gb или 80gb для llama 13b fp16?", {"model": "13b", "gpus": ["a100-40gb", "a100-80gb"]}),
+    ("сколько будет стоить 4 x A100 на 2 недели?", {"gpus": ["a100-80gb"], "count": 4, "hours": 336}),
+    ("сколько стоит арендовать 8 H100 на месяц со скидкой?",
+     {"gpus": ["h100-sxm"], "count": 8, "hours": 720, "pricing": "committed"}),
+    ("посчитай аренду одной H200 на неделю", {"gpus": ["h200"], "count": 1, "hours": 168}),
+    ("how much for two l40s for 45 days spot", {"gpus": ["l40s"], "count": 2, "hours": 1080, "pricing": "spot"}),
+    ("Хватит ли одной H100 чтобы дообучить llama 3 8b с LoRA?",
+     {"model": "llama-3-8b", "gpus": ["h100-sxm"], "count": 1}),
+])
+def test_slots_of_customer_messages(text: str, expected: dict[str, object]) -> None:
+    assert read_slots(text, FIT).to_json() == expected
+
+
+def test_a_price_per_hour_is_a_rate_not_a_one_hour_rental() -> None:
+    for text in ("сколько стоит H100 в час?", "h100 price per hour", "what's the hourly rate of an a100"):
+        assert read_slots(text, FIT).duration is None, text
+    assert read_slots("h100 на 3 часа", FIT).to_json()["hours"] == 3
+
+
+def test_absurd_amounts_are_read_so_that_the_reply_can_refuse_them() -> None:
+    assert read_slots("сколько стоит 10000 H100 на неделю", FIT).count == 10000
+    assert read_slots("аренда A100 на 500 лет", FIT).years == 500
+    assert read_slots("rent an h100 for 500 years", FIT).years == 500
+
+
+def test_nothing_is_invented() -> None:
+    slots = read_slots("привет, что ты умеешь?", FIT)
+    assert slots.to_json() == {}
