@@ -26,11 +26,11 @@ def render_sources(answer: Answer) -> str:
 
 
 async def stream_answer(answerer: Answerer, question: str, conversation: str | None, lang: Lang | None,
-                        out: TextIO | None, history: list[Turn] | None = None) -> Answer:
+                        out: TextIO | None, history: list[Turn] | None = None, topical: bool = False) -> Answer:
     """Print deltas as they arrive; when the final text differs (a fallback), print it after them."""
     streamed: list[str] = []
     final: Answer | None = None
-    events = answerer.answer(question, conversation, lang=lang, history=history)
+    events = answerer.answer(question, conversation, lang=lang, history=history, topical=topical)
     async with contextlib.aclosing(events) as stream:
         async for event in stream:
             if out is None:
@@ -68,7 +68,7 @@ async def reply_to_question(services: Services, question: str, *, lang: Lang | N
     reply = await services.pipeline.reply(question, history=history, lang=lang)
     if isinstance(reply, GlossaryReply):
         answerer = await services.ensure_answerer()
-        answer = await stream_answer(answerer, reply.question, conversation, lang, out, history)
+        answer = await stream_answer(answerer, reply.question, conversation, lang, out, history, reply.topical)
         return {**answer.to_json(), **reply.routing.to_json()}
     document = reply_json(reply, services.data)
     if answerer is not None and not isinstance(reply, RefusalReply | SmallTalkReply):

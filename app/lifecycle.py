@@ -107,7 +107,8 @@ NOT_RENTAL = _re(r"контекст|context|окн[оа]|window|токен|token
                  r"обучени|training|\btrain|чекпоинт|checkpoint|генерац|generat|early\s+stopping|ранн\w+\s+останов")
 STOP = _re(r"\b[ао]стан[ао]в|\bвыключ|\bотключ|\bвырубит|\bвырублю|\bпауз|приостанов|\bстопн|\bтормозн|"
            r"\bstop|\bshut\s*(it\s+)?(down|off)|"
-           r"\bturn\w*\s+(it\s+|\w+\s+)?off|\bpaus|\bkill\b|\bhalt")
+           r"\bturn\w*\s+(it\s+|\w+\s+)?off|\bpaus|\bkill\b|\bhalt|\bterminat|\bcancel|\bотмен\w*\s+(\w+\s+)?(аренд|размещ)"
+           r"|\bdelete\s+(my\s+|the\s+|a\s+)?(rental|placement|instance|server)|\bend\s+(my\s+|the\s+|a\s+)?(rental|placement|lease)")
 START_AGAIN = _re(r"(запуст|включ|врубит|поднят|подним)\w*\s+(\w+\s+){0,2}(снова|опять|обратно|заново|ещ[её]\s+раз|"
                   r"повторно|после\s+(остановк|выключ|отключ|паузы))|(снова|опять|обратно|заново|повторно)\s+"
                   r"(\w+\s+)?(запуст|включ|врубит|поднят)|возобнов|перезапуст|"

@@ -291,7 +291,9 @@ class ReplyPipeline:
             return SmallTalkReply(text, lang, routing, decision.smalltalk or "help")  # type: ignore[arg-type]
         if route == "refusal":
             return RefusalReply(text, lang, routing, Phrase.of("pipeline_off_topic"))
-        return GlossaryReply(text, lang, routing)
+        semantic = routing.semantic
+        topical = semantic is not None and semantic.route == "glossary" and semantic.margin >= CLEAR_MARGIN
+        return GlossaryReply(text, lang, routing, topical=topical)
 
     def _quote(self, text: str, lang: Lang, routing: Routing) -> QuoteReply:
         slots = routing.slots
@@ -378,7 +380,7 @@ class _Signals:
         self.fit = bool(FIT_WORDS.search(text))
         self.strong_fit = bool(STRONG_FIT.search(text))
         self.availability = bool(AVAILABILITY.search(text))
-        self.payment = bool(PAYMENT.search(text))
+        self.payment = bool(PAYMENT.search(PAID_PERIOD.sub(" ", text)))
         self.discount = bool(DISCOUNT.search(text))
         self.how = bool(HOW.search(text))
         self.injection = bool(INJECTION.search(text))
@@ -410,6 +412,8 @@ PAYMENT = re.compile(r"(?i)(плат\w*|плач\w*|биллинг\w*|оплат
 LISTING = re.compile(r"(?i)(\bsee\b|\bcheck\b|посмотр\w*|\bleft\b|остал\w*|status|статус|\blist\b|список|\bmy\b"
                      r"|\bмои\b)")
 DISCOUNT = re.compile(r"(?i)(скидк\w*|discount\w*)")
+# "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»
+PAID_PERIOD = re.compile(r"(?i)(оплаченн\w*\s+(период|срок)\w*|paid\s+(period|term|time))")
 HOW = re.compile(r"(?i)(\bкак\b|\bhow\b|\bгде\b|\bwhere\b|через|\bvia\b|\binstead\b|можно\s+ли|\bcan\s+i\b)")
 # attempts to re-instruct the bot: a security policy, not a route to learn
 INJECTION = re.compile(
@@ -418,8 +422,9 @@ INJECTION = re.compile(
     r"(предыдущ\w*\s+)?(инструкци|правил|указани)\w*|системн\w*\s+(промпт|подсказк|инструкци)\w*"
     r"|\bjailbreak\b|\bDAN\s+mode\b|developer\s+mode)")
 AVAILABILITY = re.compile(
-    r"(?i)(арендова\w*|арендуе\w*|есть\s+ли\s+у\s+вас|у\s+вас\s+есть|сда[её]те|в\s+наличии|\brentable\b"
-    r"|\bdo\s+you\s+(have|offer|rent)\b|\bavailable\b|доступн\w*)")
+    r"(?i)(арендова\w*|арендуе\w*|есть\s+(ли\s+)?у\s+вас|у\s+вас\s+(есть|бывают|имеются)|сда[её]т\w*|в\s+наличии"
+    r"|в\s+аренд\w*|\brentable\b|\b(do|can)\s+(you|u)(\s+guys|\s+folks|\s+all)?\s+(have|offer|rent|provide)\b"
+    r"|\bgot\s+any\b|\bin\s+stock\b|\bavailable\b|доступн\w*)")
 
 
 def routing_latency(pipeline: ReplyPipeline, text: str) -> float:

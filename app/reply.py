@@ -111,9 +111,11 @@ class RefusalReply(BaseReply):
 
 @dataclass(frozen=True)
 class GlossaryReply(BaseReply):
-    """Answered by the answerer, streamed by the front (the pipeline has read the history for it)."""
+    """Answered by the answerer, streamed by the front (the pipeline has read the history for it).
+    ``topical``: the router is sure the words ask about a glossary concept (the answerer's gate then takes
+    a named headword as enough)."""
 
-    history_read: bool = True
+    topical: bool = False
 
 
 Reply = (FitReply | QuoteReply | CatalogReply | CompareReply | LifecycleReply | SmallTalkReply | ClarifyReply

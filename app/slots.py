@@ -27,6 +27,11 @@ from gpu.request_words import count_value, read_gpu
 # "в час", "per hour", "an hour", "/h", "hourly", "за час": the price of an hour, not a one-hour rental
 _RATE = re.compile(r"(?i)(\b(в|за|per|an?|each|every|/)\s*(1\s*)?(час|hour|hr|h)\b|/\s*(час|hour|hr|h)\b|\bhourly\b"
                    r"|\bпочасов\w*|\bчасов(ая|ой|ую)\s+(ставк|цен|оплат)\w*)")
+# when, not how long: "next week", «на следующей неделе», "this month", «через неделю», "in two weeks"
+_WHEN = re.compile(r"(?i)(\b(next|this|coming|following|last|previous|every|each)\s+(week|month|day)\w*"
+                   r"|\b(следующ|эт|прошл|кажд|ближайш)\w*\s+(недел|месяц|дн|день|сутк)\w*"
+                   r"|\bчерез\s+(\w+\s+)?(недел|месяц|дн|день|час)\w*|\bin\s+(a|one|two|\d+)\s+(weeks?|months?|days?)\b"
+                   r"|\b(on|by|from|starting)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)")
 # "for 500 years", «на 2 года»: a unit the price list does not sell, read only to say so
 _YEARS = re.compile(r"(?i)\b(\d{1,6}|a|one|один|одн\w*)\s*(years?|yrs?|год\w*|лет)\b")
 # "со скидкой", "with a discount", "reserved": a committed term
@@ -145,15 +150,13 @@ def gpus_named(text: str, catalog: GPUCatalog) -> list[GpuSlot]:
             _add(found, mention.gpu, count)
             previous, i = mention.gpu, mention.end
             continue
-        # "a100 40gb или 80gb": a bare memory size after "or" is a sibling of the GPU just named
+        # "a100 40gb или 80gb", "h100 sxm vs pcie": a variant alone after "or" is a sibling of the GPU named
         if previous is not None and tokens[i] in _OR_WORDS and i + 1 < len(tokens):
-            size = _MEMORY_ONLY.match(tokens[i + 1])
-            if size is not None:
-                sibling = _sibling(previous, size.group(1), catalog)
-                if sibling is not None:
-                    _add(found, sibling, None)
-                    previous, i = sibling, i + 2
-                    continue
+            sibling = _sibling(previous, tokens[i + 1], catalog)
+            if sibling is not None:
+                _add(found, sibling, None)
+                previous, i = sibling, i + 2
+                continue
         i += 1
     return found
 
@@ -163,9 +166,15 @@ def _add(found: list[GpuSlot], spec: GPUSpec, count: int | None) -> None:
         found.append(GpuSlot(spec.id, spec.name, count))
 
 
-def _sibling(spec: GPUSpec, memory_gb: str, catalog: GPUCatalog) -> GPUSpec | None:
+def _sibling(spec: GPUSpec, variant: str, catalog: GPUCatalog) -> GPUSpec | None:
+    """The GPU of the same family as ``spec`` that ``variant`` (a memory size or a form factor) names."""
     family = next((word for word in spec.name.lower().split() if any(ch.isdigit() for ch in word)), None)
-    return catalog.find(f"{family} {memory_gb}gb") if family else None
+    if family is None or variant == family:
+        return None
+    size = _MEMORY_ONLY.match(variant)
+    spelling = f"{family} {size.group(1)}gb" if size is not None else f"{family} {variant}"
+    sibling = catalog.find(spelling)
+    return sibling if sibling is not None and sibling.id != spec.id else None
 
 
 # "16 карт", "8 cards", «4 видюхами», "2 nodes of 8": a count of GPUs written without their name
@@ -183,16 +192,25 @@ def loose_count(text: str) -> int | None:
 
 def read_duration(text: str) -> Duration | None:
     """A rental length written anywhere in the text; a rate ("в час", "per hour") is not one."""
-    masked = _RATE.sub(" ", text)
+    masked = _WHEN.sub(" ", _RATE.sub(" ", text))
     duration, _ = extract_duration(tokenize(masked))
     if duration is None or duration.hours <= 0:
         return None
     return duration
 
 
+# the case forms a sentence puts pricing words in: «по споту», «с резервом», "reserving", "committing"
+_PRICING_FORMS: tuple[tuple[str, Pricing], ...] = (
+    ("спот", Pricing.SPOT), ("прерыв", Pricing.SPOT), ("spot", Pricing.SPOT), ("interrupt", Pricing.SPOT),
+    ("preempt", Pricing.SPOT), ("резерв", Pricing.COMMITTED), ("зарезерв", Pricing.COMMITTED),
+    ("коммит", Pricing.COMMITTED), ("reserv", Pricing.COMMITTED), ("commit", Pricing.COMMITTED),
+)
+
+
 def read_pricing(text: str, has_duration: bool) -> Pricing | None:
     for token in tokenize(text):
-        pricing = pricing_of(token.strip(".?!"))
+        word = token.strip(".?!")
+        pricing = pricing_of(word) or next((p for stem, p in _PRICING_FORMS if word.startswith(stem)), None)
         if pricing is not None:
             return pricing
     if has_duration and _DISCOUNT.search(text):

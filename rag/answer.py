@@ -217,9 +217,12 @@ class Answerer:
         result: SearchResult = await asyncio.to_thread(self.retriever.search, query, self.top_k)
         return result
 
-    async def retrieve(self, question: str, history: Sequence[Turn]) -> list[GlossaryEntry] | None:
+    async def retrieve(self, question: str, history: Sequence[Turn], *, topical: bool = False,
+                       ) -> list[GlossaryEntry] | None:
         """The context entries, or None when the question is out of scope (see :func:`choose_context`)."""
         alone = await self._search(question)
+        if topical and not alone.in_scope and alone.evidence is not None and alone.evidence.names > 0:
+            alone = replace(alone, in_scope=True)  # a glossary headword, in a message routed as a concept question
         last_user = last_user_turn(history)
         combined = None
         if last_user and looks_like_follow_up(question):
@@ -252,7 +255,8 @@ class Answerer:
 
     async def answer(self, question: str, conversation_key: str | None, *, user_key: str | None = None,
                      lang: Lang | None = None, max_tokens: int | None = None, cancel_key: str | None = None,
-                     history: Sequence[Turn] | None = None) -> AsyncGenerator[AnswerEvent, None]:
+                     history: Sequence[Turn] | None = None, topical: bool = False,
+                     ) -> AsyncGenerator[AnswerEvent, None]:
         """Stream the events of one answer (see the module docstring).
 
         ``conversation_key`` (see :func:`rag.conversation.conversation_key`) selects the history used for
@@ -262,9 +266,12 @@ class Answerer:
         or the conversation's key, which stop every answer of theirs. The final answer carries the
         disclaimers of the seeds it cites, whichever path produced it. ``history``: the conversation's turns
         when the caller has read them already (the reply pipeline reads them once per message).
+        ``topical``: the reply pipeline's router is sure the message asks about a glossary concept; then a
+        question that names one by its headword is in scope even when its other words are not the glossary's
+        ("why does my loss become NaN with fp16?").
         """
         events = self._answer(question, conversation_key, user_key=user_key, lang=lang, max_tokens=max_tokens,
-                              cancel_key=cancel_key, history=history)
+                              cancel_key=cancel_key, history=history, topical=topical)
         async with contextlib.aclosing(events) as stream:
             async for event in stream:
                 if isinstance(event, Done) and self.caveats is not None and event.answer.sources:
@@ -273,7 +280,8 @@ class Answerer:
 
     async def _answer(self, question: str, conversation_key: str | None, *, user_key: str | None,
                       lang: Lang | None, max_tokens: int | None, cancel_key: str | None,
-                      history: Sequence[Turn] | None = None) -> AsyncGenerator[AnswerEvent, None]:
+                      history: Sequence[Turn] | None = None, topical: bool = False,
+                      ) -> AsyncGenerator[AnswerEvent, None]:
         started = time.monotonic()
         question = question.strip()
         if history is None:
@@ -281,7 +289,7 @@ class Answerer:
         last_user = last_user_turn(history)
         # "а FSDP?" is written in the language of the question it follows, not in FSDP's
         lang = lang or detect_lang(last_user if last_user and elliptical_subject(question) else question)
-        entries = await self.retrieve(question, history)
+        entries = await self.retrieve(question, history, topical=topical)
         if entries is None:
             yield Done(Answer(text=t("answer_out_of_scope", lang), grounded=False, sources=[],
                               model=NO_MODEL, ttft_s=0.0, tokens=0, status="out_of_scope", lang=lang))

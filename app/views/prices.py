@@ -31,8 +31,9 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
     else:
         parts.append(t("price_no_gpu", lang))
         parts += _discount_summary(prices, data, lang)
-    example = f"/quote {intent.gpu_ids[0] if intent.gpu_ids else 'h100'} x8 2 weeks"
-    parts.append(t("price_how_to_quote", lang, example=example))
+    # an example in the customer's own words, never a count or a term nobody asked for
+    gpu = catalog.get(intent.gpu_ids[0]).name.replace("NVIDIA ", "").split()[0] if intent.gpu_ids else "H100"
+    parts.append(t("price_ask_for_quote", lang, gpu=gpu))
     return markup.text("\n".join(parts))
 
 

@@ -40,7 +40,7 @@ from bot.streaming import AnswerStream, ChatPacer, Target, new_draft_id, reply_h
 from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
-from rag.answer import Answer, Answerer, Delta, Done, Generating, Queued
+from rag.answer import NO_MODEL, Answer, Answerer, Delta, Done, Generating, Queued
 from rag.conversation import conversation_key
 from rag.gaplog import FeedbackStore, nearest_entries, recorded_answer
 from rag.prompt import Turn
@@ -89,12 +89,27 @@ async def on_question(message: Message, question: str, bot: Bot, pipeline: Reply
         await answer_question(message, question, bot=bot, answerer=answerer, pacer=pacer, lang=lang,
                               lang_explicit=lang_explicit, answer_length=answer_length, feedback=feedback,
                               retriever=retriever, generations=generations, notices=notices,
-                              answer_jobs=answer_jobs, history=history)
+                              answer_jobs=answer_jobs, history=history, topical=reply.topical)
+        return
+    if isinstance(reply, RefusalReply) and reply.reason.key == "pipeline_off_topic":
+        await _refuse_with_feedback(message, reply, feedback, retriever)
         return
     text = await send_reply(message, bot, reply, gpu_data, rich)
     if answerer is not None and not isinstance(reply, RefusalReply | SmallTalkReply):
         # a follow-up ("а у неё?", «на неделю» after "how long?") takes its subject from this turn
         await answerer.remember_reply(key, question, text)
+
+
+async def _refuse_with_feedback(message: Message, reply: RefusalReply, feedback: FeedbackStore | None,
+                                retriever: HybridRetriever | None) -> None:
+    """An off-topic message is one the glossary does not cover: logged as a gap for the operators' report,
+    with the vote buttons, as the answerer's own out-of-scope refusals are."""
+    text = reply.reason.render(reply.lang)
+    refusal = Answer(text=text, grounded=False, sources=[], model=NO_MODEL, ttft_s=0.0, tokens=0,
+                     status="out_of_scope", lang=reply.lang)
+    answer_id = await record_answer(feedback, retriever, reply.question, refusal)
+    await reply_html(message, escape(text),
+                     reply_markup=feedback_keyboard(answer_id, reply.lang) if answer_id else None)
 
 
 @router.callback_query(ClarifyButton.filter())
@@ -119,7 +134,7 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
                           answer_length: AnswerLength = "normal", feedback: FeedbackStore | None = None,
                           retriever: HybridRetriever | None = None, generations: Generations | None = None,
                           notices: Notices | None = None, answer_jobs: AnswerJobs | None = None,
-                          history: list[Turn] | None = None) -> None:
+                          history: list[Turn] | None = None, topical: bool = False) -> None:
     is_private = message.chat.type == ChatType.PRIVATE
     thread_id = thread_of(message)
     target = Target(chat_id=message.chat.id, thread_id=thread_id,
@@ -145,7 +160,7 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
         final, generation_s = await _stream_answer(
             answerer, question, bot, target, lang, pacer, stop_markup, draft_id, generation, personal,
             conversation_key(message.chat.id, thread_id), user_id, lang_explicit, max_tokens, feedback, retriever,
-            answer_jobs, job_id, history)
+            answer_jobs, job_id, history, topical)
     finally:
         if generations is not None and generation is not None:
             generations.end(generation)
@@ -165,7 +180,8 @@ async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Ta
                          user_id: int | None, lang_explicit: bool, max_tokens: int,
                          feedback: FeedbackStore | None, retriever: HybridRetriever | None,
                          answer_jobs: AnswerJobs | None, job_id: str | None,
-                         history: list[Turn] | None = None) -> tuple[Answer | None, float]:
+                         history: list[Turn] | None = None, topical: bool = False,
+                         ) -> tuple[Answer | None, float]:
     final: Answer | None = None
     first_delta_at: float | None = None
     generation_s = 0.0
@@ -175,7 +191,8 @@ async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Ta
             generation.on_stop = stream.halt
         events = answerer.answer(question, key, user_key=str(user_id) if user_id is not None else None,
                                  lang=lang if lang_explicit else None, max_tokens=max_tokens,
-                                 cancel_key=generation.key if generation is not None else None, history=history)
+                                 cancel_key=generation.key if generation is not None else None, history=history,
+                                 topical=topical)
         async with contextlib.aclosing(events):
             async for event in events:
                 if generation is not None:

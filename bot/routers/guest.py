@@ -20,12 +20,13 @@ from aiogram import Bot, Router
 from aiogram.types import InlineQueryResultArticle, InputTextMessageContent, Message
 
 from app.intents import Intent, IntentClassifier
+from app.pipeline import ReplyPipeline
+from app.reply import FitReply, GlossaryReply, QuoteReply
 from app.views.answer import render_reply
-from app.views.catalog import render_rule_answer, render_spec_answer
 from app.views.fit import render as render_fit
 from app.views.fit import render_error as render_fit_error
-from app.views.prices import render_price_answer
 from app.views.quote import render_input_error, render_quote
+from app.views.reply import render_text
 from bot.filters import strip_mention
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
 from bot.rendering import split_html, strip_tags
@@ -37,7 +38,6 @@ from gpu.quote.service import QuoteService
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
 from rag.answer import Answerer
-from rag.prompt import detect_lang
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
@@ -62,9 +62,9 @@ async def answer_guest(bot: Bot, message: Message, title: str, html_text: str) -
 
 
 @router.guest_message()
-async def on_guest_message(message: Message, bot: Bot, intents: IntentClassifier, gpu_data: GpuData,
-                           fit: FitService, quotes: QuoteService, answerer: Answerer | None, lang: Lang,
-                           lang_explicit: bool = False, answer_length: AnswerLength = "normal") -> None:
+async def on_guest_message(message: Message, bot: Bot, intents: IntentClassifier, pipeline: ReplyPipeline,
+                           gpu_data: GpuData, fit: FitService, quotes: QuoteService, answerer: Answerer | None,
+                           lang: Lang, lang_explicit: bool = False, answer_length: AnswerLength = "normal") -> None:
     if not message.guest_query_id:
         return
     me = await bot.me()  # cached by aiogram after the first call
@@ -75,10 +75,10 @@ async def on_guest_message(message: Message, bot: Bot, intents: IntentClassifier
     intent = intents.classify(text)
     if intent.kind == "command" and intent.command == "ask" and intent.text:  # "@bot /ask …"
         text = intent.text
-        intent = intents.classify_question(text)
+        intent = Intent("glossary", text)
     try:
-        title, body = await _reply(intent, text, lang, lang_explicit, answer_length, gpu_data, fit, quotes,
-                                   answerer, message)
+        title, body = await _reply(intent, text, lang, lang_explicit, answer_length, pipeline, gpu_data, fit,
+                                   quotes, answerer, message)
     except Exception:  # the caller in the other chat still gets a sentence, never silence
         log.exception("guest query failed")
         title, body = t("guest_title_answer", lang), escape(t("feature_unavailable", lang))
@@ -86,31 +86,34 @@ async def on_guest_message(message: Message, bot: Bot, intents: IntentClassifier
 
 
 async def _reply(intent: Intent, text: str, lang: Lang, lang_explicit: bool, answer_length: AnswerLength,
-                 gpu_data: GpuData, fit: FitService, quotes: QuoteService, answerer: Answerer | None,
-                 message: Message) -> tuple[str, str]:
+                 pipeline: ReplyPipeline, gpu_data: GpuData, fit: FitService, quotes: QuoteService,
+                 answerer: Answerer | None, message: Message) -> tuple[str, str]:
     if intent.kind == "command":
         if intent.command == "fit":
             return t("guest_title_fit", lang), _fit(fit, intent.text, lang)
         if intent.command == "quote":
             return t("guest_title_quote", lang), _quote(quotes, intent.text, lang)
         return t("guest_title_answer", lang), escape(t("guest_usage", lang))
-    reply_lang: Lang = lang if lang_explicit else detect_lang(text)
+    # no history: a guest sees one message, and its reply must not lean on anyone's conversation
+    reply = await pipeline.reply(text, lang=lang if lang_explicit else None)
+    reply_lang = reply.lang
     title = t("guest_title_answer", reply_lang)
-    if intent.kind == "price":
-        return title, render_price_answer(intent, gpu_data, reply_lang, HTML)
-    if intent.kind == "rule":
-        return title, render_rule_answer(intent, reply_lang, HTML)
-    if intent.kind == "gpu_spec":
-        return title, render_spec_answer(intent, gpu_data, reply_lang, HTML)
-    if intent.kind == "fit":
-        return t("guest_title_fit", reply_lang), _fit(fit, text, reply_lang)
+    if isinstance(reply, FitReply):
+        return t("guest_title_fit", reply_lang), render_text(reply, gpu_data, HTML)
+    if isinstance(reply, QuoteReply):
+        if reply.quote is None:  # the request's problem, in one line
+            return t("guest_title_quote", reply_lang), render_text(reply, gpu_data, HTML)
+        body = render_quote(reply.quote, reply_lang, HTML) + "\n\n" + escape(t("guest_quote_no_rent", reply_lang))
+        return t("guest_title_quote", reply_lang), body
+    if not isinstance(reply, GlossaryReply):
+        return title, render_text(reply, gpu_data, HTML)
     if answerer is None:
         return title, escape(t("answers_unavailable", lang))
     user_id = message.from_user.id if message.from_user else None
     max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
-    # no conversation key: a guest sees one message, and its answer must not lean on anyone's history
-    answer = await answerer.ask(text, None, user_key=str(user_id) if user_id is not None else None,
-                                lang=lang if lang_explicit else None, max_tokens=max_tokens)
+    answer = await answerer.ask(reply.question, None, user_key=str(user_id) if user_id is not None else None,
+                                lang=lang if lang_explicit else None, max_tokens=max_tokens,
+                                topical=reply.topical)
     return title, render_reply(answer, HTML)
 
 

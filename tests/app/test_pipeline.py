@@ -20,6 +20,7 @@ from app.reply import (
 )
 from app.views.reply import render_text, reply_json
 from rag.prompt import Turn
+from tests.app.support import build_pipeline
 
 
 async def test_a_fit_question_in_free_words_gets_the_fit_verdict(pipeline: ReplyPipeline) -> None:
@@ -138,8 +139,6 @@ async def test_the_json_names_the_route_and_the_slots(pipeline: ReplyPipeline) -
 
 
 async def test_without_the_semantic_router_slots_and_rules_still_route() -> None:
-    from tests.app.conftest import build_pipeline
-
     bare = build_pipeline(semantic=False)
     assert isinstance(await bare.reply("can I run deepseek-r1 671b on 8x H200?"), FitReply)
     assert isinstance(await bare.reply("сколько будет стоить 4 x A100 на 2 недели?"), QuoteReply)

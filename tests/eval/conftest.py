@@ -2,10 +2,17 @@ from __future__ import annotations
 
 import pytest
 
+from app.pipeline import ReplyPipeline
 from rag.retriever import HybridRetriever
+from tests.app.support import build_pipeline
 from tests.rag.support import shared_retriever
 
 
 @pytest.fixture(scope="session")
 def retriever() -> HybridRetriever:
     return shared_retriever()
+
+
+@pytest.fixture(scope="session")
+def pipeline() -> ReplyPipeline:
+    return build_pipeline()

@@ -1,0 +1,93 @@
+"""Messages as customers write them, through the bot as a real process against the Bot API stub: a fit
+question in free words, a free-text quote, a quote with a missing slot completed by a button, a greeting,
+a comparison — none of them reaches the language model."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from tests.conftest import BotProcess
+from tests.e2e.telegram_helpers import running_bot
+from tests.telegram_stub import Call, TelegramStub, parse_html
+
+
+@pytest.fixture(scope="module")
+async def tg() -> AsyncIterator[tuple[TelegramStub, BotProcess]]:
+    async with running_bot(TELEGRAM_HEALTH_PORT="0", TELEGRAM_RATE_LIMIT_PER_MINUTE="10000",
+                           TELEGRAM_CHAT_RATE_LIMIT_PER_MINUTE="10000") as pair:
+        yield pair
+
+
+def _to(chat_id: int) -> Callable[[Call], bool]:
+    return lambda c: c.params.get("chat_id") == chat_id
+
+
+def everything_sent(stub: TelegramStub, chat_id: int) -> str:
+    """The chat's messages as a person reads them: HTML texts, captions and rich messages."""
+    texts = [parse_html(text) for text in stub.sent_texts(chat_id)]
+    texts += [stub.rich_text(call) for call in stub.rich_calls(chat_id)]
+    return "\n".join(texts)
+
+
+async def reply_to(stub: TelegramStub, text: str, chat_id: int, method: str = "sendMessage",
+                   count: int = 1) -> str:
+    stub.message_update(text, chat_id=chat_id, user_id=chat_id, language_code="ru")
+    methods = {method, "sendRichMessage"} if method == "sendMessage" else {method}
+    for _ in range(2):
+        for name in methods:
+            try:
+                await stub.wait_for(name, _to(chat_id), timeout=60 if name == method else 0.5, count=count)
+                return everything_sent(stub, chat_id)
+            except TimeoutError:
+                continue
+    raise TimeoutError(f"no reply to {text!r}")
+
+
+async def test_a_fit_question_in_free_words_gets_the_verdict(tg: tuple[TelegramStub, BotProcess]) -> None:
+    stub, bot = tg
+    text = await reply_to(stub, "can I run deepseek-r1 671b on 8x H200?", 5101)
+    assert "H200" in text and ("fits" in text.lower() or "влезет" in text.lower()), bot.log()[-2000:]
+    assert not stub.calls_to("sendMessageDraft", 5101), "the language model was not involved"
+
+
+async def test_a_free_text_quote_is_computed(tg: tuple[TelegramStub, BotProcess]) -> None:
+    stub, bot = tg
+    text = await reply_to(stub, "сколько будет стоить 4 x A100 на 2 недели?", 5102)
+    assert "2 405,76" in text or "2,405.76" in text, text + bot.log()[-2000:]
+    assert "/quote a100-80gb x4" in text
+
+
+async def test_a_missing_duration_is_asked_and_a_button_completes_the_quote(
+        tg: tuple[TelegramStub, BotProcess]) -> None:
+    stub, bot = tg
+    await reply_to(stub, "посчитай аренду 4 H100", 5103)
+    question = stub.calls_to("sendMessage", 5103)[-1]
+    assert "срок" in parse_html(question.params["text"])
+    buttons = [button for row in question.params["reply_markup"]["inline_keyboard"] for button in row]
+    two_weeks = next(button for button in buttons if button["text"] == "2 недели")
+    message = next(m for m in reversed(stub.bot_messages(5103)) if m.get("reply_markup"))
+    stub.callback_update(two_weeks["callback_data"], message=message, user_id=5103, language_code="ru")
+    await stub.wait_for("answerCallbackQuery", timeout=30)
+    for method in ("sendRichMessage", "sendMessage"):
+        try:
+            await stub.wait_for(method, _to(5103), timeout=60, count=2 if method == "sendMessage" else 1)
+            break
+        except TimeoutError:
+            continue
+    text = everything_sent(stub, 5103)
+    assert "5 023,20" in text or "5,023.20" in text, text + bot.log()[-3000:]  # 4 x H100 SXM x 336 h x 2.99
+
+
+async def test_a_greeting_gets_what_the_bot_does(tg: tuple[TelegramStub, BotProcess]) -> None:
+    stub, _ = tg
+    text = await reply_to(stub, "привет", 5104)
+    assert "/help" in text and "ответа нет" not in text
+    assert not stub.calls_to("sendMessageDraft", 5104)
+
+
+async def test_which_gpu_is_faster_is_the_catalog_side_by_side(tg: tuple[TelegramStub, BotProcess]) -> None:
+    stub, _ = tg
+    text = await reply_to(stub, "что быстрее для инференса: H100 или A100?", 5105)
+    assert "3,35" in text and "2,04" in text
