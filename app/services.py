@@ -87,7 +87,7 @@ class Services:
                 retriever = await asyncio.to_thread(build_retriever, self.settings, self.glossary.get())
                 self.reloader = GlossaryReloader(self.settings.rag, self.glossary, retriever,
                                                  self.settings.rag.reload_interval_s)
-                await asyncio.to_thread(self._attach_router, retriever)
+                await asyncio.to_thread(self.attach_router, retriever)
                 self.retriever = retriever
             return self.retriever
 
@@ -102,7 +102,7 @@ class Services:
                                                      build_backend(self.settings.llm), self.rules.caveats_for)
             return self.answerer
 
-    def _attach_router(self, retriever: HybridRetriever) -> None:
+    def attach_router(self, retriever: HybridRetriever) -> None:
         """The semantic router on the retriever's embedder: one embedding per message serves both."""
         if retriever.embedder is None:
             return

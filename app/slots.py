@@ -102,6 +102,8 @@ class Slots:
 _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)(\d)\s*гб\b"), r"\1gb"),
     (re.compile(r"(?i)\bfortnights?\b"), "2 weeks"),
+    (re.compile(r"(?i)\b(\d{1,4})\s*(миллиард\w*|млрд\.?|billion|bn)(?!\w)"), r"\1b"),  # «30 миллиардов»: 30b
+    (re.compile(r"(?i)\b(\d{1,4})\s*(миллион\w*|млн\.?|million)(?!\w)"), r"\1m"),
     (re.compile(r"(?i)\bполмесяца\b"), "15 дней"),
     (re.compile(r"(?i)\bполнедели\b"), "84 часа"),
     (re.compile(r"(?i)\bполдня\b"), "12 часов"),
@@ -111,6 +113,11 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)\b(mesyac|mesjac|mesiac|mesac)[a-z]*\b"), "месяц"),
     (re.compile(r"(?i)\b(dnya|dney|dnej|den)\b"), "дня"),
     (re.compile(r"(?i)\bchas(a|ov)?\b"), "часа"),
+    # the domain's words in Latin letters ("skolko stoit arenda h100 na nedelu"): read as the Cyrillic ones
+    (re.compile(r"(?i)\bskol+ko\b"), "сколько"), (re.compile(r"(?i)\bstoi[tm]\b"), "стоит"),
+    (re.compile(r"(?i)\bbudet\b"), "будет"), (re.compile(r"(?i)\barend[aeuy]\b"), "аренда"),
+    (re.compile(r"(?i)\b(ts|c)ena\b"), "цена"), (re.compile(r"(?i)\bposchitai\b"), "посчитай"),
+    (re.compile(r"(?i)\bvlez\w*"), "влезет"), (re.compile(r"(?i)\bpotyan\w*"), "потянет"),
     (re.compile(r"[?!()«»\"“”]"), " "),
 )
 

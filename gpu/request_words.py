@@ -1,7 +1,8 @@
 """How people write "which GPU and how many" — one grammar for /fit and /quote. Pure.
 
     h200 x4 · h200x4 · h200 × 4 · 4x h200 · 4xh200 · 4×H200 · 4 h200 · h200 4 шт · h200 4 cards
-    четыре h100 · две 4090 · 2 карты 4090 · на одной 3090 · on two a100
+    четыре h100 · две 4090 · 2 карты 4090 · на одной 3090 · на паре 4090 · на 4-х картах h100
+    on two a100s · a pair of 4090s · dual 3090 · 10,000 h100 (read, then refused by the range check)
 
 Tokens come in lower-cased and split on spaces (each parser has its own tokenizer); a GPU name may span
 up to three tokens ("rtx 6000 ada"). The catalog lookup is passed in, so this module knows no data file.
@@ -16,19 +17,31 @@ from typing import Generic, TypeVar
 
 Spec = TypeVar("Spec")
 
-# Numerals a count is written with, in the cases a sentence puts them in ("на двух", "в четырёх").
+# Numerals a count is written with, in every case a sentence puts them in ("на двух", "в четырёх", "паре").
+# Russian numerals are a closed class: each value lists its whole declension, never a sentence's words.
+_RU_NUMERALS: dict[int, tuple[str, ...]] = {
+    1: ("один", "одна", "одно", "одну", "одной", "одном", "одного", "одним", "одни", "одних"),
+    2: ("два", "две", "двух", "двум", "двумя", "двое", "двоих", "пара", "пару", "паре", "парой", "пары"),
+    3: ("три", "трёх", "трех", "трём", "трем", "тремя", "трое", "троих"),
+    4: ("четыре", "четырёх", "четырех", "четырём", "четырем", "четырьмя", "четверо", "четверых"),
+    5: ("пять", "пяти", "пятью"), 6: ("шесть", "шести", "шестью"), 7: ("семь", "семи", "семью"),
+    8: ("восемь", "восьми", "восемью", "восьмью"), 9: ("девять", "девяти", "девятью"),
+    10: ("десять", "десяти", "десятью"), 12: ("двенадцать", "двенадцати"),
+    16: ("шестнадцать", "шестнадцати"), 32: ("тридцать два", "тридцати двух"),
+}
+_EN_NUMERALS: dict[str, int] = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "twelve": 12, "sixteen": 16, "thirty-two": 32,
+    # words that are a count only right before a GPU name ("on a 4090", "a pair of", "dual 3090")
+    "a": 1, "an": 1, "single": 1, "pair": 2, "couple": 2, "dual": 2, "twin": 2, "quad": 4,
+}
 COUNT_WORDS: dict[str, int] = {
-    "one": 1, "a": 1, "single": 1, "один": 1, "одна": 1, "одну": 1, "одной": 1, "одном": 1, "одного": 1,
-    "two": 2, "pair": 2, "два": 2, "две": 2, "двух": 2, "двумя": 2, "пара": 2, "пару": 2,
-    "three": 3, "три": 3, "трёх": 3, "трех": 3, "тремя": 3,
-    "four": 4, "четыре": 4, "четырёх": 4, "четырех": 4, "четырьмя": 4,
-    "five": 5, "пять": 5, "пяти": 5, "six": 6, "шесть": 6, "шести": 6,
-    "eight": 8, "восемь": 8, "восьми": 8, "ten": 10, "десять": 10, "десяти": 10,
-    "twelve": 12, "двенадцать": 12, "sixteen": 16, "шестнадцать": 16, "шестнадцати": 16,
-    "thirty-two": 32, "тридцать два": 32,
+    **_EN_NUMERALS, **{form: value for value, forms in _RU_NUMERALS.items() for form in forms},
 }
 # "a" counts only right before a GPU name ("on a 4090"), never as a free-standing word.
-_WEAK_COUNT_WORDS = frozenset({"a", "single", "pair"})
+_WEAK_COUNT_WORDS = frozenset({"a", "an", "single", "pair", "couple", "dual", "twin", "quad"})
+# What may stand between a count word and the GPU: "a pair of 4090s", "two of the h100".
+_COUNT_LINKS = frozenset({"of", "из"})
 TIMES = frozenset({"x", "х", "×", "*"})  # Latin x, Cyrillic х, the multiplication sign
 # What may stand between a count and the GPU, or after "GPU count": pieces, cards, GPUs.
 UNIT_WORDS = frozenset({
@@ -36,19 +49,64 @@ UNIT_WORDS = frozenset({
     "cards", "карта", "карты", "карт", "карте", "картах", "картами", "картой", "видеокарта", "видеокарты",
     "видеокарт", "видеокартах", "видеокартами", "x", "х", "×",
 })
-_GLUED_BEFORE = re.compile(r"^(\d{1,3})[x×х*](.+)$")  # 4xh200, 4×h200
-_GLUED_AFTER = re.compile(r"^(.+?)[x×х*](\d{1,3})$")  # h200x4
-_TIMES_COUNT = re.compile(r"^[x×х*](\d{1,3})$")  # x4
-_COUNT_TIMES = re.compile(r"^(\d{1,3})[x×х*]$")  # 4x
+# A sign and at most 18 digits: int() stays fast, and a count that long is only ever "too many".
+_SIGNED_DIGITS = re.compile(r"^[-−]?\d+$")
+_THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")  # "10,000" (a count is never a fraction)
+# "4-х", "2-мя", "8-ми": digits with a Russian case ending
+_DIGITS_CASE = re.compile(r"^(\d{1,3})-(х|ех|ёх|ух|ох|ми|мя|ти|и|й|ой|ый|ем|ём|м|ю)$")
+TOO_MANY = 10 ** 18  # what a count of more than 18 digits reads as: refused by every range check
+_GLUED_BEFORE = re.compile(r"^(\d+)[x×х*](.+)$")  # 4xh200, 4×h200
+_GLUED_AFTER = re.compile(r"^(.+?)[x×х*]([-−]?\d+)$")  # h200x4, h200x-1
+_TIMES_COUNT = re.compile(r"^[x×х*]([-−]?\d+)$")  # x4
+_COUNT_TIMES = re.compile(r"^([-−]?\d+)[x×х*]$")  # 4x
+_NAME_ENDING = re.compile(r"(?:['’]?s|-[а-яё]{1,3})$")  # "a100s", "h100's", "4090-х", "a100-ых"
+# Letters of the alphabets the bot reads; anything else in a letter's place (CJK, Arabic, emoji) is noise.
+_FOREIGN = re.compile(r"[^\x00-\u024f\u0400-\u04ff\u2010-\u2015\u2212\u00d7«»“”„‘’№]")
+
+
+def digits_value(token: str) -> int | None:
+    """A whole number written with digits ("8", "-3", "10,000"); more than 18 digits reads as TOO_MANY."""
+    if _THOUSANDS.match(token):
+        token = token.replace(",", "")
+    if not _SIGNED_DIGITS.match(token):
+        return None
+    negative = token[0] in "-−"
+    digits = token.lstrip("-−")
+    if not digits.isdecimal():  # "¹" and other digits int() refuses
+        return None
+    value = TOO_MANY if len(digits) > 18 else int(digits)
+    return -value if negative else value
 
 
 def count_value(token: str, *, weak: bool = False) -> int | None:
-    """A count written as digits (at most three) or as a numeral word; ``weak`` admits "a"/"pair"."""
-    if token.isdecimal() and len(token) <= 3:
-        return int(token)
+    """A count written as digits ("8", "-3", "10,000", "4-х") or as a numeral word in any case ("двух",
+    "паре"); ``weak`` also admits the words that are a count only right before a GPU ("a", "pair", "dual")."""
+    value = digits_value(token)
+    if value is not None:
+        return value
+    match = _DIGITS_CASE.match(token)
+    if match:
+        return int(match.group(1))
     if token in _WEAK_COUNT_WORDS and not weak:
         return None
     return COUNT_WORDS.get(token)
+
+
+def drop_foreign(text: str) -> str:
+    """Text with every character outside Latin, Cyrillic, digits and common punctuation made a space:
+    "能在H100上运行吗" -> " H100 ", an emoji-only message -> blanks. Both parsers then explain what they lack."""
+    return _FOREIGN.sub(" ", text)
+
+
+def plural_tolerant(find: Callable[[str], Spec | None]) -> Callable[[str], Spec | None]:
+    """``find`` that also reads a name with a plural or case ending: "a100s", "h100's", "4090-х"."""
+    def lookup(text: str) -> Spec | None:
+        spec = find(text)
+        if spec is not None:
+            return spec
+        stem = _NAME_ENDING.sub("", text)
+        return find(stem) if stem != text and len(stem) > 1 else None
+    return lookup
 
 
 @dataclass(frozen=True)
@@ -82,8 +140,8 @@ def _trailing_count(tokens: Sequence[str], end: int) -> tuple[int, int] | None:
     token = tokens[end]
     following = tokens[end + 1] if end + 1 < len(tokens) else ""
     match = _TIMES_COUNT.match(token)
-    if match:
-        return int(match.group(1)), end + 1
+    if match and (count := digits_value(match.group(1))) is not None:
+        return count, end + 1
     if token in TIMES and (count := count_value(following)) is not None:
         return count, end + 2
     count = count_value(token)
@@ -93,16 +151,18 @@ def _trailing_count(tokens: Sequence[str], end: int) -> tuple[int, int] | None:
 
 
 def read_gpu(tokens: Sequence[str], index: int, find: Callable[[str], Spec | None]) -> GpuMention[Spec] | None:
-    """A GPU named at ``tokens[index]``, with a count before it ("4x h200", "две 4090", "2 карты 4090")
-    or after it ("h200 x4", "h200 4 шт"). None when no GPU name starts here."""
+    """A GPU named at ``tokens[index]``, with a count before it ("4x h200", "две 4090", "2 карты 4090",
+    "a pair of 4090s") or after it ("h200 x4", "h200 4 шт"). None when no GPU name starts here."""
     token = tokens[index]
     # a count first: "4 h200", "4 x h200", "4x h200", "четыре h100", "2 карты 4090"
     count = count_value(token, weak=True)
     match = _COUNT_TIMES.match(token)
     if match:
-        count = int(match.group(1))
+        count = digits_value(match.group(1))
     if count is not None:
         j = index + 1
+        if j < len(tokens) and tokens[j] in _COUNT_LINKS:
+            j += 1
         if j < len(tokens) and tokens[j] in TIMES:
             j += 1
         if j < len(tokens) and tokens[j] in UNIT_WORDS:
@@ -111,16 +171,18 @@ def read_gpu(tokens: Sequence[str], index: int, find: Callable[[str], Spec | Non
         if span is not None:
             return GpuMention(span[0], count, index, span[1])
     glued = _GLUED_BEFORE.match(token)
-    if glued:  # "4xh200", "4×rtx" + "4090"
+    glued_count = digits_value(glued.group(1)) if glued else None
+    if glued and glued_count is not None:  # "4xh200", "4×rtx" + "4090"
         span = gpu_span(tokens, index, find, first=glued.group(2))
         if span is not None:
-            return GpuMention(span[0], int(glued.group(1)), index, span[1])
+            return GpuMention(span[0], glued_count, index, span[1])
     span = gpu_span(tokens, index, find)
     if span is None:
         glued = _GLUED_AFTER.match(token)
         spec = find(glued.group(1)) if glued else None
-        if glued and spec is not None:  # "h200x4"
-            return GpuMention(spec, int(glued.group(2)), index, index + 1)
+        glued_count = digits_value(glued.group(2)) if glued else None
+        if spec is not None and glued_count is not None:  # "h200x4"
+            return GpuMention(spec, glued_count, index, index + 1)
         return None
     spec, end = span
     trailing = _trailing_count(tokens, end)

@@ -92,6 +92,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     # a catalog answer's numbers must be in the catalog: it is the source those answers cite
     catalog_source = CatalogSource(" ".join(facts.values()))
     retriever = await asyncio.to_thread(build_retriever, settings, services.glossary.get())
+    await asyncio.to_thread(services.attach_router, retriever)  # the pipeline's router, on this retriever
     configured = settings.rag.embedding_model
     report: dict[str, Any] = {"benchmark": "answers", "items": len(items), "embedder": configured,
                               "retrieval": {configured: _retrieval(retriever, items)}}
@@ -180,28 +181,29 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
 
 async def _answer(services: Any, answerer: Any, question: str, key: str
                   ) -> tuple[str, list[Any], str, float, float]:
-    """One question the way the fronts answer it: (text, sources, status, seconds to the first sentence,
-    seconds to the model's first token; 0 where no model ran)."""
-    from app.views.catalog import CATALOG_INTENTS, render_catalog_answer
-    from app.views.fit import render
-    from gpu.fit.request import FitInputError
-    from rag.prompt import detect_lang
+    """One question the way the fronts answer it, through the reply pipeline: (text, sources, status,
+    seconds to the first sentence, seconds to the model's first token; 0 where no model ran)."""
+    from app.reply import CatalogReply, GlossaryReply, LifecycleReply, RefusalReply, SmallTalkReply
+    from app.views.reply import render_text
 
     started = time.monotonic()
-    intent = services.intents.classify_question(question, await answerer.previous_questions(key))
-    lang = detect_lang(question)
-    if intent.kind in CATALOG_INTENTS:
-        text = render_catalog_answer(intent, services.data, lang)
+    history = await answerer.history(key)
+    reply = await services.pipeline.reply(question, history=history)
+    if isinstance(reply, GlossaryReply):
+        answer = await answerer.ask(question, key, history=history, topical=reply.topical)
+        return (answer.text, answer.sources, answer.status, answer.ttft_s or time.monotonic() - started,
+                answer.first_token_s)
+    text = render_text(reply, services.data)
+    if not isinstance(reply, RefusalReply | SmallTalkReply):
         await answerer.remember_reply(key, question, text)  # as the fronts do: a follow-up may lean on it
-        return text, [a.entry for a in intent.rules], "catalog", 0.0, 0.0
-    if intent.kind == "fit":
-        try:
-            return render(services.fit.fit(question), lang), [], "catalog", 0.0, 0.0
-        except FitInputError:
-            pass
-    answer = await answerer.ask(question, key)
-    return (answer.text, answer.sources, answer.status, answer.ttft_s or time.monotonic() - started,
-            answer.first_token_s)
+    sources: list[Any] = []
+    if isinstance(reply, CatalogReply):
+        sources = [rule.entry for rule in reply.intent.rules]
+    elif isinstance(reply, LifecycleReply) and reply.answer is not None:
+        entries = {entry.id: entry for entry in answerer.entries}
+        sources = [entries[quote.entry_id] for quote in reply.answer.quotes if quote.entry_id in entries]
+    status = "out_of_scope" if isinstance(reply, RefusalReply) else "catalog"
+    return text, sources, status, 0.0, 0.0
 
 
 async def _first_tokens_before(settings: Any, answerer: Any, generated: list[tuple[str, list[Any]]]

@@ -5,19 +5,28 @@
     влезет ли mixtral в две A100?
     13b lora r=64 seq=4096 on a100-40gb
     sdxl 4 images 1024 vae_tiling
+    Хватит ли одной H100 чтобы дообучить llama 3 8b с LoRA?
+    will llama 70b fit on two a100s for inference with 32k context
+
+Customers write in free words, so a word the parser does not use is not reported as such: only what
+looks like a name (a model, a GPU, a quantization: :meth:`RequestParser.looks_like_name`) and resolves to
+nothing becomes a note, with "did you mean". A duration is read and set aside (memory does not depend on
+it); a zero or negative one is refused like a zero GPU count.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from gpu.catalog import GPUCatalog, GPUSpec, normalize_name, suggest
 from gpu.fit.engine import FitRequest
 from gpu.fit.models import ModelCatalog, ModelInputError, ModelSpec, model_from_param_count, parse_param_count
 from gpu.fit.quant import QUANT_ALIASES, WEIGHT_FORMATS, normalize_kv, normalize_quant
-from gpu.request_words import UNIT_WORDS, count_value, read_gpu
+from gpu.quote.duration import Duration, Unit, duration_part
+from gpu.request_words import TIMES, UNIT_WORDS, count_value, drop_foreign, plural_tolerant, read_gpu
 from infra.i18n import Phrase
 
 MAX_TEXT = 500
@@ -41,12 +50,14 @@ class FitInputError(ValueError):
 @dataclass
 class ParsedRequest:
     request: FitRequest
-    ignored: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # every word not used, ordinary words included
+    unknown: list[str] = field(default_factory=list)  # the ignored words that look like a name, grouped
 
     def notes(self, parser: RequestParser) -> list[Phrase]:
-        """One note per word nobody understood: "did you mean" where something is close, else plainly."""
+        """One note per name nobody knows ("h300", "rtx 5070 ti super", "q5_k_xl"): "did you mean" where
+        something is close, else plainly. Ordinary words ("чтобы", "using") are never reported."""
         notes, plain = [], []
-        for word in self.ignored:
+        for word in self.unknown:
             options = parser.did_you_mean(word)
             if options:
                 notes.append(Phrase.of("fit_note_unknown_word", word=word, options=", ".join(options)))
@@ -102,6 +113,34 @@ KEY_ALIASES = {
     "gpu_memory_utilization": "utilization", "prefill": "prefill", "mode": "mode", "optim": "optimizer",
     "optimizer": "optimizer", "parallel": "parallel", "gpu": "gpu",
 }
+# Modes written as inflected Russian words or English verb forms (never a past participle: "my fine-tuned
+# llama" is a model to run, not a job to train).
+MODE_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(?:до)?обуч(?:ить|ать|аю|аем|ение|ения|ению|ением|ении)$"), "train"),
+    (re.compile(r"^(?:fine-?tun(?:e|es|ing)|файн-?тюн(?:инг|инга|ить)?|тренир(?:овать|овка|овки|овку))$"), "train"),
+    (re.compile(r"^лор(?:а|у|ой|ы|е)$"), "lora"),
+    (re.compile(r"^кулор(?:а|у|ой|ы|е)$"), "qlora"),
+    (re.compile(r"^инференс\w*$"), "inference"),
+)
+# a mode that names the method wins over a generic one: "fine-tune llama with QLoRA" is QLoRA, in any order
+MODE_RANK = {"inference": 0, "train": 1, "lora": 2, "qlora": 2}
+# option words in any case, before their number: "с контекстом 4096", "с батчем 16"
+KEY_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^контекст(?:а|у|ом|е)?$"), "context"), (re.compile(r"^батч(?:а|у|ем|е)?$"), "batch"),
+)
+# "в 4 бита", "4 bit", "8-битной": a bit width is a quantization
+BITS_WORD = re.compile(r"^(?:bits?|бит\w*)$")
+BITS_GLUED = re.compile(r"^(\d{1,2})-?(?:bits?|бит\w*)$")
+BITS_QUANT = {4: "4bit", 8: "8bit", 16: "fp16", 32: "fp32"}
+# "4096 tokens", "20 users", "16 concurrent requests": a number and what it counts
+SIZE = re.compile(r"^\d+(?:[.,]\d+)?[kкmм]?$")
+TOKEN_NOUN = re.compile(r"^(?:tokens?|tok|токен\w*)$")
+# people and streams served at once; requests only when said to be concurrent ("100 requests" may be a day's)
+BATCH_NOUN = re.compile(r"^(?:users?|clients?|streams?|sessions?|пользовател\w*|клиент\w*|поток\w*|сесси\w*)$")
+CONCURRENT = re.compile(r"^(?:concurrent|simultaneous|parallel|одновременн\w*|параллельн\w*)$")
+CONCURRENT_NOUN = re.compile(r"^(?:requests?|запрос\w*)$")
+RATE = frozenset({"per", "a", "в", "за", "daily", "monthly", "/day", "/s"})  # "20 users per day" is no batch
+THOUSANDS = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+)(?![\d,])")  # "10,000 h100" is one number
 LOOKS_LIKE_GPU = re.compile(r"^(rtx|gtx|mi|[a-z])-?\d{2,4}[a-z]{0,4}$")
 RESOLUTION = re.compile(r"^(\d{2,5})\s*[x×х*]\s*(\d{2,5})$")
 IMAGES = re.compile(r"^(\d{1,3})\s*(images?|imgs?|pics?|картин\w*|изображени\w*)$")
@@ -131,9 +170,9 @@ class RequestParser:
         self.gpus = gpus
         self.models = models
         self._words: dict[str, str] | None = None
-
-    def _gpu(self, text: str) -> GPUSpec | None:
-        return self.gpus.find(text)
+        self._names: tuple[frozenset[str], frozenset[str]] | None = None
+        self._terms: frozenset[str] | None = None
+        self._gpu = plural_tolerant(gpus.find)  # "two a100s", "a pair of 4090s", "на двух 4090-х"
 
     def _vocabulary(self) -> dict[str, str]:
         """Every word the parser knows (normalized spelling -> what to suggest), for "did you mean"."""
@@ -154,14 +193,99 @@ class RequestParser:
     def did_you_mean(self, word: str) -> list[str]:
         return suggest(word, self._vocabulary(), limit=3, cutoff=70.0)
 
+    # ---- what looks like a name ----------------------------------------------------------------------
+    def _name_words(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(families, name words) from the catalogs: "llama", "qwen", "rtx", "tesla" start a name; "ti",
+        "ada", "instruct", "coder" are words inside one. Derived from the data, so new entries count."""
+        if self._names is None:
+            families: set[str] = set()
+            words: set[str] = set(NAME_SUFFIXES)
+            spellings = [(s.id, s.name, *s.aliases) for s in self.models.all()] + \
+                [(s.id, s.name, *s.aliases) for s in self.gpus.all()]
+            for names in spellings:
+                for name in names:
+                    pieces = [p for p in NAME_PIECES.split(name.lower()) if p]
+                    lead = re.match(r"[a-z]+", pieces[0]) if pieces else None
+                    if lead and len(lead.group(0)) >= 3:
+                        families.add(lead.group(0))
+                    words.update(p for p in pieces if p.isalpha() and p not in STOP_WORDS)
+            self._names = frozenset(families), frozenset(words)
+        return self._names
+
+    def looks_like_name(self, word: str) -> bool:
+        """A word shaped like a model, GPU or quantization name; ordinary words, numbers and measures are
+        not. Shape tests, not a word list:
+
+        * letters with digits: "h300", "rtx5070", "q5_k_xl", "llama-9-70b", "int3" (a measure such as
+          "80gb", "32k", "1080p", "4-х", "x4" or a parameter count "671b" is not a name);
+        * a GPU model number: "5070", "4060" (not "2048", "1000");
+        * a known family with more after it: "llama-guard", "qwen-vl", "deepseek-coder";
+        * a one-letter slip in a technical term: "lroa", "mixtrall", "deepsped".
+        """
+        if word.isdecimal():
+            return bool(GPU_NUMBER.match(word))
+        if word in SOFTWARE:
+            return False
+        if not any(char.isalnum() for char in word) or parse_param_count(word) is not None:
+            return False
+        if MEASURE.match(word) or count_value(word, weak=True) is not None or TIMES_SHAPE.match(word):
+            return False
+        latin = normalize_name(word)  # Cyrillic look-alikes read as Latin: "н300" is "h300"
+        if any(char.isdigit() for char in latin) and re.search(r"[a-z]", latin):
+            return True
+        families, _ = self._name_words()
+        if any(word.startswith(family) and FAMILY_TAIL.match(word[len(family):]) for family in families):
+            return True
+        return bool(LATIN_WORD.match(word)) and any(_one_slip(word, term) for term in self._typo_terms())
+
+    def _typo_terms(self) -> frozenset[str]:
+        """Words a one-letter slip is checked against: the parser's technical terms and the model families
+        of the catalog's ids ("llama", "mixtral"), not every word of every alias ("stable" is near "table")."""
+        if self._terms is None:
+            terms = {w for w in (*PARALLEL_WORDS, *OPTIMIZER_WORDS, *WEIGHT_FORMATS, *QUANT_ALIASES, "lora", "qlora")
+                     if w.isalpha() and w not in COMMON_TERMS}
+            terms.update(lead.group(0) for spec in self.models.all() if (lead := re.match(r"[a-z]+", spec.id)))
+            self._terms = frozenset(w for w in terms if len(w) >= 4)
+        return self._terms
+
+    def unknown_names(self, ignored: list[tuple[int, str]]) -> list[str]:
+        """The ignored words worth a note: each name-like word with the name words around it, so that
+        "rtx 5070 ti super" is one name; a family word alone ("llama" next to "13b") is not reported."""
+        families, name_words = self._name_words()
+        at = dict(ignored)
+        used: set[int] = set()
+        names: list[str] = []
+
+        def part(pos: int) -> bool:
+            word = at.get(pos)
+            return word is not None and pos not in used and (
+                word.isdecimal() or word in families or word in name_words or self.looks_like_name(word))
+
+        for pos, word in ignored:
+            # a name-like word, or a family word with a number after it ("llama 9")
+            anchor = self.looks_like_name(word) or (word in families and at.get(pos + 1, "").isdecimal())
+            if pos in used or not anchor:
+                continue
+            start = end = pos
+            while part(start - 1):
+                start -= 1
+            if start == pos and word[0].isdigit() and SHORT_LATIN.match(at.get(pos - 1, "")) and pos - 1 not in used:
+                start -= 1  # "gtx 1080": a maker's prefix the catalog does not know
+            while part(end + 1):
+                end += 1
+            used.update(range(start, end + 1))
+            names.append(" ".join(at[p] for p in range(start, end + 1)))
+        return names
+
     def parse(self, text: str, model: ModelSpec | None = None) -> ParsedRequest:
         if not isinstance(text, str):
             raise FitInputError("fit_err_usage")
         text = text.strip()
         if len(text) > MAX_TEXT:
             raise FitInputError("fit_err_too_long", length=len(text), limit=MAX_TEXT)
-        tokens = [tok.strip(".:()[]{}\"'«»") for tok in TOKEN_SPLIT.split(MARKUP.sub(" ", text.lower()))]
-        tokens = [tok for tok in tokens if tok]
+        clean = THOUSANDS.sub(lambda m: m.group(1).replace(",", ""), drop_foreign(MARKUP.sub(" ", text.lower())))
+        tokens = [tok.strip(".:()[]{}\"'«»“”") for tok in TOKEN_SPLIT.split(clean)]
+        tokens = [tok for tok in tokens if tok in TIMES or any(char.isalnum() for char in tok)]
         if not tokens and model is None:
             raise FitInputError("fit_err_usage")
         opts: dict[str, Any] = {}
@@ -169,6 +293,7 @@ class RequestParser:
         count: int | None = None
         leftover: list[tuple[int, str]] = []
         pending_count: int | None = None
+        duration: list[tuple[Decimal, Unit]] = []  # set aside, but "на 0 часов" / "for -3 days" is refused
         i = 0
         while i < len(tokens):
             tok = tokens[i]
@@ -179,9 +304,9 @@ class RequestParser:
                 self._option(opts, key, value)
                 i += 1
                 continue
-            if tok in KEY_ALIASES and KEY_ALIASES[tok] in ("context", "batch", "lora_rank", "beam") and nxt \
-                    and re.fullmatch(r"\d+(?:[.,]\d+)?[kкmм]?", nxt):
-                self._option(opts, tok, nxt)
+            option = KEY_ALIASES.get(tok) or next((k for form, k in KEY_FORMS if form.match(tok)), None)
+            if option in ("context", "batch", "lora_rank", "beam") and nxt and SIZE.match(nxt):
+                self._option(opts, option, nxt)  # "ctx 32k", "batch 8", "с контекстом 4096", "батчем 16"
                 i += 2
                 continue
             # GPUs with their count, in the grammar /quote shares (gpu.request_words): "h200 x4", "4×H200",
@@ -194,9 +319,22 @@ class RequestParser:
                 elif pending_count is not None:
                     count, pending_count = pending_count, None
                 continue
+            part = duration_part(tokens, i)
+            if part is not None:  # "for 2 weeks": the memory needed does not depend on it
+                amount, unit, i = part
+                duration.append((amount, unit))
+                continue
+            taken = self._counted_noun(opts, tok, tokens[i + 1:i + 4])
+            if taken:
+                i += taken
+                continue
             number = count_value(tok) if not tok.isdecimal() else None
             if number is not None:  # "на двух картах ... A100": the count comes before other words
                 pending_count = number
+                i += 1
+                continue
+            if self._names_model(tokens, i):  # "deepseek r1": not LoRA rank 1
+                leftover.append((i, tok))
                 i += 1
                 continue
             if self._word_option(opts, tok):
@@ -223,6 +361,8 @@ class RequestParser:
             if tok not in STOP_WORDS:
                 leftover.append((i, tok))
             i += 1
+        if duration and not Duration(tuple(duration)).is_positive:
+            raise FitInputError("fit_err_bad_duration")
         if "gpu" in opts:
             gpu = opts.pop("gpu")
         if "gpu_count" in opts:
@@ -234,11 +374,49 @@ class RequestParser:
             for _, word in ignored:
                 if LOOKS_LIKE_GPU.match(word) and parse_param_count(word) is None:
                     raise FitInputError("fit_err_unknown_gpu", self.gpus.suggestions(word), name=word)
-        return ParsedRequest(self._build(model, gpu, count, opts), [w for _, w in ignored])
+        return ParsedRequest(self._build(model, gpu, count, opts), [w for _, w in ignored],
+                             self.unknown_names(ignored))
+
+    def _counted_noun(self, opts: dict[str, Any], tok: str, following: list[str]) -> int:
+        """A number read with the noun after it: "в 4 бита" (quantization), "4096 tokens" (context),
+        "20 users" / "16 concurrent requests" (batch). Returns how many tokens it took (0: none)."""
+        nxt = following[0] if following else ""
+        glued = BITS_GLUED.match(tok)
+        if glued or (tok.isdecimal() and BITS_WORD.match(nxt)):
+            quant = normalize_quant(BITS_QUANT.get(int(glued.group(1) if glued else tok), ""))
+            if quant is not None:
+                opts["quant"] = quant
+                return 1 if glued else 2
+            return 0
+        if not SIZE.match(tok):
+            return 0
+        if TOKEN_NOUN.match(nxt):
+            opts["context"] = _bounded(parse_size(tok, "context"), 1, MAX_CONTEXT, "context")
+            return 2
+        concurrent = bool(CONCURRENT.match(nxt))
+        noun = following[1] if concurrent and len(following) > 1 else nxt
+        after = following[2 if concurrent else 1] if len(following) > (2 if concurrent else 1) else ""
+        counted = BATCH_NOUN.match(noun) or (concurrent and CONCURRENT_NOUN.match(noun))
+        if tok.isdecimal() and counted and after not in RATE:
+            opts["batch"] = _bounded(parse_size(tok, "batch"), 1, 4096, "batch")
+            return 3 if concurrent else 2
+        return 0
+
+    def _names_model(self, tokens: list[str], index: int) -> bool:
+        """Whether ``tokens[index]`` is (part of) a catalog model name, alone or with a neighbour."""
+        tok = tokens[index]
+        if self.models.find(tok) is not None:
+            return True
+        before = tokens[index - 1] if index > 0 else None
+        after = tokens[index + 1] if index + 1 < len(tokens) else None
+        return (before is not None and self.models.find(f"{before} {tok}") is not None) or \
+            (after is not None and self.models.find(f"{tok} {after}") is not None)
 
     def _word_option(self, opts: dict[str, Any], tok: str) -> bool:
-        if tok in MODE_WORDS:
-            opts["mode"] = MODE_WORDS[tok]
+        mode = MODE_WORDS.get(tok) or next((m for form, m in MODE_FORMS if form.match(tok)), None)
+        if mode is not None:
+            if MODE_RANK[mode] >= MODE_RANK[opts.get("mode", "inference")]:
+                opts["mode"] = mode
             return True
         if tok in PARALLEL_WORDS:
             opts["parallel"] = PARALLEL_WORDS[tok]
@@ -341,6 +519,9 @@ class RequestParser:
                 spec = self.models.find(" ".join(w for _, w in run))
                 if spec:
                     return spec, words[:start] + words[start + width:]
+        family_size = self._family_and_size(words)
+        if family_size is not None:
+            return family_size
         for index, (_, word) in enumerate(words):
             params = parse_param_count(word)
             if params is not None:
@@ -362,6 +543,20 @@ class RequestParser:
             word = next(w for _, w in words if LOOKS_LIKE_GPU.match(w))
             raise FitInputError("fit_err_unknown_gpu_no_model", self.gpus.suggestions(word), name=word)
         raise FitInputError("fit_err_unknown_model", suggestions, name=candidate)
+
+    def _family_and_size(self, words: list[tuple[int, str]]
+                         ) -> tuple[ModelSpec, list[tuple[int, str]]] | None:
+        """ "qwen 32b", "llama 8b": a family and a size that no alias spells, read as the first catalog
+        model of that family with that size (catalog order); None when the catalog has no such model."""
+        for index in range(1, len(words)):
+            (family_pos, family), (size_pos, size) = words[index - 1], words[index]
+            if size_pos != family_pos + 1 or not family.isalpha() or parse_param_count(size) is None:
+                continue
+            for spec in self.models.all():
+                pieces = {piece for name in (spec.id, *spec.aliases) for piece in NAME_PIECES.split(name.lower())}
+                if spec.id.startswith(family) and size in pieces:
+                    return spec, words[:index - 1] + words[index + 1:]
+        return None
 
     def _build(self, model: ModelSpec, gpu: GPUSpec | None, count: int | None, opts: dict[str, Any]
                ) -> FitRequest:
@@ -394,3 +589,40 @@ def _quant_suggestions(value: str) -> list[str]:
 
     found = process.extract(normalize_name(value), list(WEIGHT_FORMATS), limit=3)
     return [name for name, score, _ in found if score >= 50]
+
+
+# ---- name shapes (RequestParser.looks_like_name) -------------------------------------------------------
+# A number with a unit is a measure, not a name: 80gb, 32k, 1080p, 4bit, 8-бит, 24h, 1st, 4-х.
+MEASURE = re.compile(r"^[-−+]?\d+(?:[.,]\d+)?[-_]?(?:gb|gib|гб|tb|тб|mb|мб|k|к|m|м|t|bits?|бит\w*|px|p|"
+                     r"tok|tokens?|токен\w*|%|h|hr|hrs|ч|d|д|w|wk|mo|min|мин|s|sec|ms|st|nd|rd|th|"
+                     r"х|ех|ёх|ух|ми|мя|ти|й|я|е|ой|ый|ом)$")
+TIMES_SHAPE = re.compile(r"^(?:[x×х*][-−]?\d+|[-−]?\d+[x×х*])$")  # x4, 4x: a count
+GPU_NUMBER = re.compile(r"^[1-9]\d[1-9]0$")  # 1080, 3090, 4060, 5070, 7900 is not (AMD's is "7900xtx")
+FAMILY_TAIL = re.compile(r"^(?:[-_.][a-z0-9]|\d)")  # "llama" + "-guard", "qwen" + "4"
+LATIN_WORD = re.compile(r"^[a-z]{4,}$")
+SHORT_LATIN = re.compile(r"^[a-z]{2,4}$")  # "gtx" before "1080"
+NAME_PIECES = re.compile(r"[\s\-_/()\[\]]+")
+# marketing words inside GPU names the catalog does not happen to use yet
+NAME_SUFFIXES = frozenset({"super", "ti", "xt", "xtx", "pro", "max", "plus", "ultra"})
+# Serving and training software: names, but of tools, not models ("llama 3 8b with ollama", "llama.cpp")
+SOFTWARE = frozenset({
+    "vllm", "ollama", "llama.cpp", "llamacpp", "llama-cpp", "llama_cpp", "sglang", "tgi", "tensorrt",
+    "tensorrt-llm", "trt-llm", "exllama", "exllamav2", "exl2", "lmstudio", "lm-studio", "transformers",
+    "diffusers", "comfyui", "automatic1111", "a1111", "forge", "unsloth", "axolotl", "peft", "accelerate",
+    "koboldcpp", "mlx", "onnx", "triton", "pytorch", "torch", "jax", "cuda", "rocm",
+})
+# technical terms that are also everyday English: a slip near them is just another word ("fill", "halt")
+COMMON_TERMS = frozenset({"half", "full", "train", "serve", "infer", "tiled", "tiling", "slicing", "adam"})
+
+
+def _one_slip(word: str, term: str) -> bool:
+    """One letter changed, added, dropped or two swapped ("lroa", "mixtrall"), and not merely a plural or
+    a shortening ("llamas", "adam")."""
+    if word in (term, f"{term}s") or term.startswith(word) or abs(len(word) - len(term)) > 1:
+        return False
+    if len(word) == len(term):
+        diff = [i for i, (a, b) in enumerate(zip(word, term, strict=True)) if a != b]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and word[diff[0]] == term[diff[1]] and word[diff[1]] == term[diff[0]])
+    short, long = (word, term) if len(word) < len(term) else (term, word)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))

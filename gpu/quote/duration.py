@@ -1,7 +1,9 @@
 """Rental durations typed by people, in Russian or English: "3 hours", "2 недели", "1 month 2 weeks", "45d".
 
 Company rule: a week is exactly 7 days and a month exactly 30 days, so every duration is an exact number
-of hours (``Decimal``). Numbers may be digits ("1.5", "1,5"), or words ("a week", "две недели").
+of hours (``Decimal``). Numbers may be digits ("1.5", "1,5"), or words ("a week", "две недели"). A year is
+read as 365 days and kept as days ("2 years" -> 730 days), so the quote shows what it prices; a sign is
+read too ("-3 days"), so that the parsers can refuse it as a duration rather than as an unknown word.
 """
 
 from __future__ import annotations
@@ -66,13 +68,20 @@ _NUMBER_WORDS: dict[str, Decimal] = {
     "два": Decimal(2), "две": Decimal(2), "двое": Decimal(2), "трое": Decimal(3), "три": Decimal(3),
     "четыре": Decimal(4), "пять": Decimal(5), "шесть": Decimal(6), "семь": Decimal(7),
     "восемь": Decimal(8), "девять": Decimal(9), "десять": Decimal(10), "полтора": Decimal("1.5"),
-    "полторы": Decimal("1.5"),
+    "полторы": Decimal("1.5"), "пару": Decimal(2), "пара": Decimal(2), "couple": Decimal(2),
 }
+# Years are not a billing unit: each is 365 days ("на год", "for 2 years", "500 лет").
+DAYS_PER_YEAR = 365
+_YEAR_WORDS = frozenset({"year", "years", "yr", "yrs", "год", "года", "году", "годом", "годы", "лет"})
+# Whole durations written as one word: "полгода" (half a year is six 30-day months, as people mean it).
+_WHOLE_WORDS: dict[str, tuple[Decimal, Unit]] = {"полгода": (Decimal(6), Unit.MONTH)}
 # Words that may sit between or around the parts of a duration and mean nothing for its length.
 CONNECTORS = frozenset({"and", "plus", "+", ",", "и", "for", "на", "в", "течение", "of"})
 
-_NUMBER = re.compile(r"^\d{1,6}(?:[.,]\d{1,4})?$")
-_GLUED = re.compile(r"^(\d{1,6}(?:[.,]\d{1,4})?)([a-zа-яё]+)$")
+# a sign (read so that "-3 days" is refused as a duration) and up to 15 digits: absurd, yet a number
+_NUMBER = re.compile(r"^[-−]?\d{1,15}(?:[.,]\d{1,4})?$")
+_GLUED = re.compile(r"^([-−]?\d{1,15}(?:[.,]\d{1,4})?)([a-zа-яё]+)$")
+_OF = frozenset({"of"})  # "a couple of days"
 _TOKEN = re.compile(r"\d+,\d+[^\s,;+]*|[^\s,;+]+|[,;+]")  # "1,5" is a decimal, "1, 2" a list
 
 
@@ -95,6 +104,11 @@ class Duration:
 
     def describe(self, lang: str = "en") -> str:
         return " ".join(format_amount(amount, unit, lang) for amount, unit in self.parts)
+
+    @property
+    def is_positive(self) -> bool:
+        """Longer than zero with no part below zero: "1 month -3 days" is refused, not read as 27 days."""
+        return self.hours > 0 and all(amount >= 0 for amount, _ in self.parts)
 
     @classmethod
     def of_hours(cls, hours: int | Decimal) -> Duration:
@@ -162,10 +176,47 @@ def number_of(word: str) -> Decimal | None:
     word = word.lower()
     if _NUMBER.match(word):
         try:
-            return Decimal(word.replace(",", "."))
+            return Decimal(word.replace(",", ".").replace("−", "-"))
         except InvalidOperation:
             return None
     return _NUMBER_WORDS.get(word)
+
+
+def _part(amount: Decimal, word: str, *, after_number: bool) -> tuple[Decimal, Unit] | None:
+    """``amount`` of the unit ``word`` names, years turned into days; None when ``word`` is no unit."""
+    if word.lower().rstrip(".") in _YEAR_WORDS:
+        return amount * DAYS_PER_YEAR, Unit.DAY
+    unit = unit_of(word, after_number=after_number)
+    return None if unit is None else (amount, unit)
+
+
+def duration_part(tokens: Sequence[str], index: int) -> tuple[Decimal, Unit, int] | None:
+    """One duration part starting at ``tokens[index]``: (amount, unit, index after it), or None.
+
+    NUMBER UNIT ("2 weeks", "две недели", "a couple of days"), a glued NUMBERUNIT ("45d", "3ч"), or a
+    full unit word alone ("week", "сутки", "год" = 1; "полгода" = 6 months)."""
+    token = tokens[index]
+    if token in ("a", "an") and index + 1 < len(tokens) and tokens[index + 1] == "couple":
+        index, token = index + 1, "couple"  # "a couple of days"
+    if token in _WHOLE_WORDS:
+        amount, unit = _WHOLE_WORDS[token]
+        return amount, unit, index + 1
+    glued = _GLUED.match(token)
+    glued_amount = number_of(glued.group(1)) if glued else None
+    if glued and glued_amount is not None:
+        part = _part(glued_amount, glued.group(2), after_number=True)
+        if part is not None:
+            return part[0], part[1], index + 1
+    number = number_of(token)
+    if number is not None:
+        nxt = index + 1
+        if nxt + 1 < len(tokens) and tokens[nxt] in _OF:
+            nxt += 1
+        part = _part(number, tokens[nxt], after_number=True) if nxt < len(tokens) else None
+        if part is not None:
+            return part[0], part[1], nxt + 1
+    part = _part(Decimal(1), token, after_number=False)
+    return None if part is None else (part[0], part[1], index + 1)
 
 
 def tokenize(text: str) -> list[str]:
@@ -182,27 +233,12 @@ def extract_duration(tokens: Sequence[str]) -> tuple[Duration | None, list[str]]
     rest: list[str] = []
     i = 0
     while i < len(tokens):
-        token = tokens[i]
-        glued = _GLUED.match(token)
-        if glued:
-            unit = unit_of(glued.group(2), after_number=True)
-            if unit is not None:
-                parts.append((Decimal(glued.group(1).replace(",", ".")), unit))
-                i += 1
-                continue
-        amount = number_of(token)
-        if amount is not None and i + 1 < len(tokens):
-            unit = unit_of(tokens[i + 1], after_number=True)
-            if unit is not None:
-                parts.append((amount, unit))
-                i += 2
-                continue
-        unit = unit_of(token, after_number=False)
-        if unit is not None:
-            parts.append((Decimal(1), unit))
-            i += 1
+        found = duration_part(tokens, i)
+        if found is not None:
+            amount, unit, i = found
+            parts.append((amount, unit))
             continue
-        rest.append(token)
+        rest.append(tokens[i])
         i += 1
     if not parts:
         return None, rest
@@ -221,6 +257,6 @@ def parse_duration(text: str) -> Duration:
             f"Cannot read a duration from '{text.strip()}'{what}. Examples: 3 hours, 45 days, 2 weeks, "
             "1 month 2 weeks, 2 недели, 1 месяц (a week is 7 days, a month 30 days)."
         )
-    if duration.hours <= 0:
+    if not duration.is_positive:
         raise DurationError("The duration must be longer than zero.")
     return duration

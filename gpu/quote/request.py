@@ -3,6 +3,12 @@
 "h100 x8 2 weeks", "8x H100 1 month 2 weeks committed", "4 gpus a100 45 days spot", "2×L40S на 3 часа",
 "h200 x4 1 месяц резерв key=order-17". The request is normalised (catalog id, hours) so that two spellings
 of one purchase share one fingerprint: that is what an idempotency key is compared against.
+
+Whatever is typed, the parser returns a request or raises :class:`QuoteInputError` with a ``code`` the
+fronts render (``quote_err_<code>``): a count below one is ``bad_count`` here, one above the price list's
+limit is ``bad_count`` from the engine (it alone knows the limit, unless ``max_gpus`` is passed), a zero or
+negative duration ``zero_duration``, more than :data:`MAX_TEXT` characters ``text_too_long``. Letters of
+other alphabets and emoji are dropped first, so "能在H100上运行吗" asks for a duration like "h100" does.
 """
 
 from __future__ import annotations
@@ -10,13 +16,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from gpu.catalog import GPUCatalog, UnknownNameError
+from gpu.catalog import GPUCatalog, GPUSpec, UnknownNameError
 from gpu.quote.duration import Duration, DurationError, extract_duration, parse_duration, tokenize
-from gpu.request_words import UNIT_WORDS, count_value
+from gpu.request_words import UNIT_WORDS, count_value, digits_value, drop_foreign, plural_tolerant
+
+MAX_TEXT = 500  # the /fit parser's limit too; a request with an idempotency key fits in a fraction of it
+# data/prices.yaml max_gpus_per_quote's default: what "from 1 to N" says when the caller gave no limit
+DEFAULT_MAX_GPUS = 64
 
 
 class Pricing(Enum):
@@ -78,19 +88,17 @@ _PRICING_STEMS: tuple[tuple[str, Pricing], ...] = (
 # pieces/cards/GPUs after a count: the grammar /fit shares (gpu.request_words)
 _COUNT_WORDS = UNIT_WORDS
 _FILLER = frozenset({"for", "на", "по", "quote", "price", "rent", "please", "аренда", "арендовать",
-                     "пожалуйста", "сколько", "стоит", "требованию", "demand", "on", "of", "and", "и", ","})
-_COUNT_PREFIX = re.compile(r"^[x×х*](\d{1,4})$")
-_COUNT_SUFFIX = re.compile(r"^(\d{1,4})[x×х*]$")
-_COUNT_GLUED_BEFORE = re.compile(r"^(\d{1,4})[x×х*](.+)$")
-_COUNT_GLUED_AFTER = re.compile(r"^(.+?)[x×х*](\d{1,4})$")
-_COUNT_KV = re.compile(r"^(?:count|gpus|n|кол-во)=(\d{1,4})$")
+                     "пожалуйста", "сколько", "стоит", "требованию", "demand", "on", "of", "and", "и", ",",
+                     "a", "an", "the"})
+_ARTICLES = frozenset({"a", "an"})
+# counts of any length and sign: "x0", "x-3" and "x10000" are read, then refused with the limit they break
+_COUNT_PREFIX = re.compile(r"^[x×х*]([-−]?\d+)$")
+_COUNT_SUFFIX = re.compile(r"^([-−]?\d+)[x×х*]$")
+_COUNT_GLUED_BEFORE = re.compile(r"^(\d+)[x×х*](.+)$")
+_COUNT_GLUED_AFTER = re.compile(r"^(.+?)[x×х*]([-−]?\d+)$")
+_COUNT_KV = re.compile(r"^(?:count|gpus|n|кол-во)=([-−]?\d+)$")
 _PRICING_KV = re.compile(r"^(?:pricing|type|тариф)=(.+)$")
 _KEY = re.compile(r"(?:^|\s)(?:key|ключ)=(\S*)", re.IGNORECASE)
-
-
-def _is_count(token: str) -> bool:
-    # isdecimal, not isdigit: int() rejects "¹"; the length cap keeps int() fast and within its digit limit
-    return token.isdecimal() and len(token) <= 18
 
 
 def pricing_of(word: str) -> Pricing | None:
@@ -113,15 +121,25 @@ def split_key(text: str) -> tuple[str, str | None]:
 
 def parse_quote_text(text: str, catalog: GPUCatalog,
                      default_pricing: Pricing = Pricing.ON_DEMAND,
-                     rentable: Sequence[str] | None = None) -> ParsedText:
+                     rentable: Sequence[str] | None = None, *, max_gpus: int | None = None) -> ParsedText:
     """Free text -> a validated request (GPU id resolved, count and duration present). ``rentable`` (the
-    priced ids) is what "did you mean" offers first: the catalog also describes GPUs that are not rented."""
+    priced ids) is what "did you mean" offers first: the catalog also describes GPUs that are not rented.
+    ``max_gpus`` (the price list's max_gpus_per_quote), when given, refuses a larger count here already;
+    without it the engine does, and "from 1 to N" names :data:`DEFAULT_MAX_GPUS`."""
+    if not isinstance(text, str):
+        raise QuoteInputError("Which GPU? e.g. '/quote h100 x8 2 weeks'.", [], "gpu", "no_gpu")
+    if len(text) > MAX_TEXT:
+        raise QuoteInputError(f"The request is {len(text)} characters long; keep it under {MAX_TEXT}.", [],
+                              "request", "text_too_long", length=len(text), limit=MAX_TEXT)
+    find = plural_tolerant(catalog.find)
     body, key = split_key(text)
+    body = drop_foreign(body)
     tokens = tokenize(body.replace("по требованию", "on-demand").replace("по-требованию", "on-demand"))
     duration, rest = extract_duration(tokens)
-    # "четыре h100", "две 4090": a numeral left over once the duration is out is the GPU count
-    rest = [str(number) if not token.isdecimal() and (number := count_value(token)) is not None else token
-            for token in rest]
+    # "четыре h100", "две 4090", "a pair of h100", "dual 4090": a numeral left over once the duration is out
+    # is the GPU count (a bare "a" is only an article here)
+    rest = [str(number) if not token.isdecimal() and token not in _ARTICLES
+            and (number := count_value(token, weak=True)) is not None else token for token in rest]
     pricing: Pricing | None = None
     count: int | None = None
     name_tokens: list[str] = []
@@ -140,32 +158,34 @@ def parse_quote_text(text: str, catalog: GPUCatalog,
             pricing = found_pricing
             i += 1
             continue
+        following = rest[i + 1] if i + 1 < len(rest) else ""
         match = _COUNT_PREFIX.match(token) or _COUNT_SUFFIX.match(token) or _COUNT_KV.match(token)
-        if match:
-            count = int(match.group(1))
+        if match and (number := digits_value(match.group(1))) is not None:
+            count = number
             i += 1
             continue
-        if token in {"x", "х", "×", "*"} and i + 1 < len(rest) and _is_count(rest[i + 1]):
-            count = int(rest[i + 1])
+        if token in {"x", "х", "×", "*"} and (number := digits_value(following)) is not None:
+            count = number
             i += 2
             continue
-        if _is_count(token) and i + 1 < len(rest) and rest[i + 1] in _COUNT_WORDS:
-            count = int(token)
+        if following in _COUNT_WORDS and (number := digits_value(token)) is not None:
+            count = number
             i += 2
             continue
         glued = _COUNT_GLUED_BEFORE.match(token)
-        if glued and catalog.find(glued.group(2)) is not None:
-            count = int(glued.group(1))
+        if glued and (number := digits_value(glued.group(1))) is not None and find(glued.group(2)) is not None:
+            count = number
             name_tokens.append(glued.group(2))
             i += 1
             continue
         glued = _COUNT_GLUED_AFTER.match(token)
-        if glued and catalog.find(token) is None and catalog.find(glued.group(1)) is not None:
-            count = int(glued.group(2))
+        if glued and (number := digits_value(glued.group(2))) is not None and find(token) is None \
+                and find(glued.group(1)) is not None:
+            count = number
             name_tokens.append(glued.group(1))
             i += 1
             continue
-        if token not in _FILLER and token not in _COUNT_WORDS:
+        if token not in _FILLER and token not in _COUNT_WORDS and any(char.isalnum() for char in token):
             name_tokens.append(token)
         i += 1
 
@@ -187,20 +207,22 @@ def parse_quote_text(text: str, catalog: GPUCatalog,
             "How long? Add a duration, e.g. '3 hours', '2 weeks', '45 days', '1 month 2 weeks' "
             "(a week is 7 days, a month 30 days).", ["2 weeks", "1 month", "3 days"], "duration",
             "no_duration")
-    if duration.hours <= 0:
+    if not duration.is_positive:
         raise QuoteInputError("The duration must be longer than zero.", [], "duration", "zero_duration")
     request = QuoteRequest(gpu_id=gpu_id, gpu_count=count if count is not None else 1, duration=duration,
                            pricing=pricing or default_pricing)
-    if request.gpu_count < 1:
-        raise QuoteInputError("The number of GPUs must be at least 1.", [], "gpu_count", "bad_count",
-                              max=0)
+    limit = max_gpus if max_gpus is not None else DEFAULT_MAX_GPUS
+    if request.gpu_count < 1 or (max_gpus is not None and request.gpu_count > max_gpus):
+        raise QuoteInputError(f"The number of GPUs must be between 1 and {limit} for an automatic quote; for "
+                              "more, please contact sales.", [], "gpu_count", "bad_count", max=limit)
     return ParsedText(request=request, key=key)
 
 
 def _known_prefix(name_tokens: list[str], catalog: GPUCatalog) -> int | None:
     """How many leading tokens name a catalog GPU exactly, when some words follow them."""
+    find = plural_tolerant(catalog.find)
     for end in range(len(name_tokens) - 1, 0, -1):
-        if catalog.find(" ".join(name_tokens[:end])) is not None:
+        if find(" ".join(name_tokens[:end])) is not None:
             return end
     return None
 
@@ -210,16 +232,18 @@ def _resolve_gpu(name_tokens: list[str], count: int | None, catalog: GPUCatalog,
     known = list(rentable) if rentable is not None else catalog.ids()
     if not name_tokens:
         raise QuoteInputError("Which GPU? e.g. '/quote h100 x8 2 weeks'.", known, "gpu", "no_gpu")
-    spec = catalog.find(" ".join(name_tokens))
+    find: Callable[[str], GPUSpec | None] = plural_tolerant(catalog.find)
+    spec = find(" ".join(name_tokens))
     if spec is not None:
         return spec.id, count
     # "8 h100 ..." or "h100 8 ...": a bare number next to the name is the GPU count
     if count is None and len(name_tokens) > 1:
         for number, others in ((name_tokens[0], name_tokens[1:]), (name_tokens[-1], name_tokens[:-1])):
-            if _is_count(number):
-                spec = catalog.find(" ".join(others))
+            value = digits_value(number)
+            if value is not None:
+                spec = find(" ".join(others))
                 if spec is not None:
-                    return spec.id, int(number)
+                    return spec.id, value
     text = " ".join(name_tokens)
     try:
         return catalog.resolve(text).id, count
