@@ -233,6 +233,9 @@ class ReplyPipeline:
                 return Decision("fit")
             if has_gpu or words.discount or (words.rental and (words.price or sem == "price")):
                 return Decision("price")
+        if has_gpu and ((sem == "price" and words.lead(sem) >= CLEAR_MARGIN) or HAVE_YOU.search(text)) \
+                and not spec_fields_asked(text):
+            return Decision("price")  # «есть ли b200?»: whether and at what price it is rented
         if words.availability and (has_gpu or sem == "price"):
             return Decision("price")
         if has_model and (words.fit or sem not in ("glossary", "off_topic", *SMALL_TALK)):
@@ -245,8 +248,6 @@ class ReplyPipeline:
             return Decision("clarify", missing="model")
         if topic is not None and (sem in ("lifecycle", "rule", "price", "quote") or topic != "rent"):
             return Decision("lifecycle")
-        if sem == "rule" and words.lead("rule") >= CLEAR_MARGIN and words.payment:
-            return Decision("rule")
         follow = self.intents.classify_question(text, previous)
         if follow.kind == "gpu_spec":
             return Decision("spec")
@@ -278,10 +279,7 @@ class ReplyPipeline:
         if route == "clarify":
             return self._clarify(text, lang, routing, decision.missing or "duration")
         if route == "rule":
-            rules = tuple(self.intents.rules.match(text))
-            if not rules:  # billing asked in words the rule book does not know: what stopping costs, quoted
-                return LifecycleReply(text, lang, routing, answer_lifecycle("stop", self.intents.rules))
-            return CatalogReply(text, lang, routing, Intent("rule", text, rules=rules))
+            return CatalogReply(text, lang, routing, Intent("rule", text, rules=tuple(self.intents.rules.match(text))))
         if route == "price":
             intent = self.intents.price_intent(text)
             return CatalogReply(text, lang, routing, intent)
@@ -421,6 +419,8 @@ LISTING = re.compile(r"(?i)(\bsee\b|\bcheck\b|посмотр\w*|\bleft\b|ост�
                      r"|\bмои\b)")
 DISCOUNT = re.compile(r"(?i)(скидк\w*|discount\w*)")
 QUOTED = re.compile(r"'[^']{2,}'|\"[^\"]{2,}\"|“[^”]{2,}”")
+# «есть ли b200?», "got any h200s?": whether a GPU is to be had
+HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")
 # "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»
 PAID_PERIOD = re.compile(r"(?i)(оплаченн\w*\s+(период|срок)\w*|paid\s+(period|term|time))")
 HOW = re.compile(r"(?i)(\bкак\b|\bhow\b|\bгде\b|\bwhere\b|через|\bvia\b|\binstead\b|можно\s+ли|\bcan\s+i\b)")
