@@ -40,7 +40,7 @@ PRICE_QUESTION = re.compile(
     r"|\bwhat\s+does\b[^?.!]{0,60}\bcost\b|\bcosts?\b[^?.!]{0,20}\bon[\s-]demand"
     r"|\bhourly\s+(rate|price|cost)|\brate\s+per\s+hour|\bper[\s-]hour\s+(rate|price|cost)"
     r"|\bцен[аыуе]?\b|\bцены\b|\bстоимост\w*|сколько\s+(стоит|стоят|будет\s+стоить)|\bпрайс\w*|\bрасценк\w*"
-    r"|\bпоч[её]м\b|\bтариф\w*|\bскидк\w*|\bdiscount\w*)")
+    r"|\bпоч[её]м\b|\bтариф\w*|\bскидк\w*|\bdiscount\w*|сколько\s+(\w+\s+)?денег|по\s+деньгам|how\s+much\s+money)")
 # "можно ли арендовать B200?", "do you have MI300X?": whether a GPU is rented is the price list's to say
 AVAILABILITY_QUESTION = re.compile(
     r"(?i)(арендова\w*|арендуе\w*|есть\s+ли\s+у\s+вас|у\s+вас\s+есть|сда[её]те|в\s+наличии|\brent\b|\brentable\b|"

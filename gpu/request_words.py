@@ -53,7 +53,7 @@ UNIT_WORDS = frozenset({
 _SIGNED_DIGITS = re.compile(r"^[-−]?\d+$")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")  # "10,000" (a count is never a fraction)
 # "4-х", "2-мя", "8-ми": digits with a Russian case ending
-_DIGITS_CASE = re.compile(r"^(\d{1,3})-(х|ех|ёх|ух|ох|ми|мя|ти|и|й|ой|ый|ем|ём|м|ю)$")
+_DIGITS_CASE = re.compile(r"^(\d{1,3})-?(х|ех|ёх|ух|ох|ми|мя|ти|и|й|ой|ый|ем|ём|м|ю)$")  # "4-х", "2мя", "2ух"
 TOO_MANY = 10 ** 18  # what a count of more than 18 digits reads as: refused by every range check
 _GLUED_BEFORE = re.compile(r"^(\d+)[x×х*](.+)$")  # 4xh200, 4×h200
 _GLUED_AFTER = re.compile(r"^(.+?)[x×х*]([-−]?\d+)$")  # h200x4, h200x-1
