@@ -48,15 +48,14 @@ def clarify_keyboard(reply: ClarifyReply) -> InlineKeyboardMarkup | None:
 
 
 async def send_reply(message: Message, bot: Bot, reply: Reply, data: GpuData,
-                     rich: RichReplies | None = None) -> str:
-    """Send a reply that is not a glossary answer; returns its plain text (what the conversation keeps)."""
-    plain = render_text(reply, data)
+                     rich: RichReplies | None = None) -> None:
+    """Send a reply that is not a glossary answer."""
     if isinstance(reply, FitReply) and len(reply.results) == 1 and reply.error is None:
         # imported here: bot.routers imports every router, and the ask router imports this module
         from bot.routers.fit import send_fit_result
 
         await send_fit_result(message, bot, reply.results[0], reply.lang, reply.currency, rich=rich)
-        return plain
+        return
     report: Report | None = None
     if isinstance(reply, QuoteReply) and reply.quote is not None:
         report = quote_report(reply.quote, reply.lang)
@@ -64,13 +63,12 @@ async def send_reply(message: Message, bot: Bot, reply: Reply, data: GpuData,
         report = compare_report(reply.comparison, reply.lang)
     if report is not None and await try_rich(bot, target_of(message), _with_hint(report, reply), lang=reply.lang,
                                              rich=rich) is not None:
-        return plain
+        return
     if isinstance(reply, ClarifyReply):
         await reply_html(message, render_clarify(reply, HTML, with_options=False),
                          reply_markup=clarify_keyboard(reply))
-        return plain
+        return
     await reply_html(message, render_text(reply, data, HTML))
-    return plain
 
 
 def _with_hint(report: Report, reply: Reply) -> Report:

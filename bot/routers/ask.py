@@ -26,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.pipeline import ReplyPipeline
 from app.reply import GlossaryReply, RefusalReply, SmallTalkReply
 from app.views.answer import render_reply
+from app.views.reply import render_text
 from bot import metrics
 from bot.answer_jobs import AnswerJob, AnswerJobs, Ownership
 from bot.filters import AddressedQuestion, Sync, thread_of
@@ -94,10 +95,11 @@ async def on_question(message: Message, question: str, bot: Bot, pipeline: Reply
     if isinstance(reply, RefusalReply) and reply.reason.key == "pipeline_off_topic":
         await _refuse_with_feedback(message, reply, feedback, retriever)
         return
-    text = await send_reply(message, bot, reply, gpu_data, rich)
     if answerer is not None and not isinstance(reply, RefusalReply | SmallTalkReply):
-        # a follow-up ("а у неё?", «на неделю» after "how long?") takes its subject from this turn
-        await answerer.remember_reply(key, question, text)
+        # a follow-up ("а у неё?", «на неделю» after "how long?") takes its subject from this turn: stored
+        # before the reply goes out, so that a button pressed at once under it finds the turn
+        await answerer.remember_reply(key, question, render_text(reply, gpu_data))
+    await send_reply(message, bot, reply, gpu_data, rich)
 
 
 async def _refuse_with_feedback(message: Message, reply: RefusalReply, feedback: FeedbackStore | None,
