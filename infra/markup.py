@@ -35,6 +35,12 @@ class Markup:
     def italic(self, value: str) -> str:
         return f"<i>{escape(value)}</i>" if self.html else value
 
+    def details(self, label: str, value: str) -> str:
+        """A collapsed block one tap away (Telegram's expandable blockquote); plain text shows it labelled."""
+        if self.html:
+            return f"<blockquote expandable>{escape(label)}\n{escape(value)}</blockquote>"
+        return f"{label} «{value}»"
+
     def code(self, value: str) -> str:
         return f"<code>{escape(value)}</code>" if self.html else value
 

@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -58,6 +58,7 @@ from rag.generation import GenerationResult, RawText, Waiting, generate
 from rag.glossary import GlossaryEntry
 from rag.mentions import concept_names
 from rag.prompt import Lang, Turn, build_messages, detect_lang
+from rag.renderings import RENDERINGS_FILE, Rendering, RenderingsError, load_renderings, source_sha
 from rag.retriever import SearchResult
 from rag.rules import Caveat
 from rag.verification import SentenceCheck, SentenceStream, SentenceVerifier
@@ -101,6 +102,8 @@ class Answer:
             "ttft_s": round(self.ttft_s, 3),
             "tokens": self.tokens,
             "caveats": [{"source": c.source, "text": c.quote} for c in self.caveats],
+            **({"original": [{"id": q.entry.id, "text": q.original} for q in self.quotes if q.original]}
+               if any(q.original for q in self.quotes) else {}),
         }
 
 
@@ -144,7 +147,13 @@ def last_user_turn(history: Sequence[Turn]) -> str | None:
 
 def quoted_text(quotes: Sequence[Quote], sources: Sequence[GlossaryEntry], lang: Lang, header: str) -> str:
     numbers = {entry.id: n for n, entry in enumerate(sources, start=1)}
-    lines = [header] + [f"{quote.entry.term} — «{quote.text}» [{numbers[quote.entry.id]}]" for quote in quotes]
+    lines = [header]
+    for quote in quotes:
+        if quote.original is not None:  # a curated translation: said to be one, never the glossary's words
+            lines.append(f"{quote.entry.term} — “{quote.text}” [{numbers[quote.entry.id]}] "
+                         f"({t('answer_translation_mark', lang)})\n  {t('answer_original', lang)} «{quote.original}»")
+        else:
+            lines.append(f"{quote.entry.term} — «{quote.text}» [{numbers[quote.entry.id]}]")
     return "\n".join(lines)
 
 
@@ -153,8 +162,10 @@ class Answerer:
                  conversations: ConversationStore | None = None, top_k: int = 4, max_tokens: int = 320,
                  temperature: float = 0.2, timeout_s: float = 120.0, unavailable_reason: str | None = None,
                  entries: Sequence[GlossaryEntry] | None = None,
-                 caveats: Callable[[Sequence[GlossaryEntry]], tuple[Caveat, ...]] | None = None) -> None:
+                 caveats: Callable[[Sequence[GlossaryEntry]], tuple[Caveat, ...]] | None = None,
+                 renderings: Mapping[str, Rendering] | None = None) -> None:
         self.retriever = retriever
+        self.renderings = dict(renderings or {})  # curated English of the entries (rag.renderings)
         self.caveats = caveats  # the disclaimers of the seeds an answer cites (rag.rules.RuleBook.caveats_for)
         self.backend = backend
         self.queue = queue or RequestQueue(parallel=backend.parallel if backend else 1)
@@ -378,6 +389,11 @@ class Answerer:
     def _quoted(self, quotes: Sequence[Quote], lang: Lang, status: AnswerStatus, header: str, *, grounded: bool,
                 elapsed: float = 0.0, notice: str | None = None, result: GenerationResult | None = None,
                 retry_after_s: int | None = None, rejected: Sequence[SentenceCheck] = ()) -> Answer:
+        if lang == "en" and self.renderings:
+            translated = [self._translated(quote) for quote in quotes]
+            if any(quote.original is not None for quote in translated) and header == t("answer_verbatim", lang):
+                header = t("answer_translated", lang)
+            quotes = translated
         sources = list(dict.fromkeys(quote.entry for quote in quotes))
         used_model = result is not None and result.tokens > 0
         return Answer(text=quoted_text(quotes, sources, lang, header), grounded=grounded, sources=sources,
@@ -385,6 +401,17 @@ class Answerer:
                       ttft_s=elapsed if result is None else result.ttft_s,
                       tokens=result.tokens if result else 0, status=status, lang=lang, notice=notice,
                       retry_after_s=retry_after_s, quotes=tuple(quotes), rejected=tuple(rejected))
+
+    def _translated(self, quote: Quote) -> Quote:
+        """The entry's curated English when the quote is its whole definition and the rendering was made from
+        this very text (a changed entry falls back to the Russian until its rendering is reviewed)."""
+        rendering = self.renderings.get(quote.entry.id)
+        definition = quote.entry.definition
+        if rendering is None or rendering.source_sha != source_sha(definition):
+            return quote
+        if " ".join(quote.text.split()) != " ".join(definition.split()):
+            return quote  # a few sentences of a long entry: no aligned rendering of just those
+        return Quote(quote.entry, rendering.en, original=quote.text)
 
     async def _attempt(self, question: str, entries: list[GlossaryEntry], history: Sequence[Turn], lang: Lang,
                        params: GenerationParams, owner: str, conversation_key: str | None, started: float,
@@ -551,4 +578,13 @@ async def build_answerer(settings: Settings, retriever: Retriever, conversations
     return Answerer(retriever, backend_or_none, queue=queue, conversations=conversations,
                     top_k=settings.rag.top_k, max_tokens=settings.llm.max_tokens,
                     temperature=settings.llm.temperature, timeout_s=settings.llm.request_timeout_s,
-                    unavailable_reason=reason, caveats=caveats)
+                    unavailable_reason=reason, caveats=caveats, renderings=_renderings(settings))
+
+
+def _renderings(settings: Settings) -> dict[str, Rendering]:
+    """The curated English renderings; without them English questions get the Russian words, as before."""
+    try:
+        return load_renderings(settings.data.data_dir / RENDERINGS_FILE)
+    except RenderingsError as exc:
+        log.warning("English renderings off: %s", exc)
+        return {}

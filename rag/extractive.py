@@ -28,6 +28,7 @@ class Quote:
 
     entry: GlossaryEntry
     text: str
+    original: str | None = None  # set when ``text`` is the curated English rendering of these Russian words
 
 
 def _sentences(entry: GlossaryEntry) -> list[str]:

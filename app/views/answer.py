@@ -71,6 +71,12 @@ def _render_body(answer: Answer, markup: Markup) -> str:
     numbers = {entry.id: n for n, entry in enumerate(answer.sources, start=1)}
     parts = [markup.italic(answer.notice or t("answer_verbatim", answer.lang))]
     for quote in answer.quotes:
+        if quote.original is not None:  # our translation, the glossary's own words one tap away
+            parts.append(f"{markup.bold(quote.entry.term)} [{numbers[quote.entry.id]}] "
+                         f"{markup.italic('(' + t('answer_translation_mark', answer.lang) + ')')}\n"
+                         f"{markup.quote(quote.text)}\n"
+                         f"{markup.details(t('answer_original', answer.lang), quote.original)}")
+            continue
         parts.append(f"{markup.bold(quote.entry.term)} [{numbers[quote.entry.id]}]\n{markup.quote(quote.text)}")
     sources = render_sources(answer.sources, answer.lang, markup)
     if sources:
