@@ -25,7 +25,11 @@ def test_ask_json_contract_in_scope_and_out_of_scope(tmp_path: Path) -> None:
     done = run_ask(tmp_path, "How does NVLink connect GPUs?", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     payload = json.loads(done.stdout)
-    assert list(payload) == ["answer", "grounded", "sources", "model", "ttft_s", "tokens", "caveats"]
+    contract = ["answer", "grounded", "sources", "model", "ttft_s", "tokens", "caveats"]
+    assert list(payload)[:7] == contract
+    # then why it went where it went, and the Russian original of an English rendering
+    assert set(payload) - set(contract) <= {"original", "intent", "slots", "semantic"}
+    assert payload["intent"] == "glossary" and isinstance(payload["slots"], dict)
     assert payload["sources"] and set(payload["sources"][0]) == {"id", "term", "definition", "source"}
     assert any("nvlink" in s["id"] for s in payload["sources"])
     assert isinstance(payload["grounded"], bool) and payload["tokens"] > 0
@@ -36,7 +40,7 @@ def test_ask_json_contract_in_scope_and_out_of_scope(tmp_path: Path) -> None:
     assert refused.returncode == 0, refused.stderr[-2000:]
     payload = json.loads(refused.stdout)
     assert payload["grounded"] is False and payload["sources"] == [] and payload["tokens"] == 0
-    assert "глоссари" in payload["answer"]
+    assert "глоссари" in payload["answer"] and payload["intent"] == "refusal"
 
 
 def test_ask_usage_errors_are_friendly(tmp_path: Path) -> None:
