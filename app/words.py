@@ -1,0 +1,91 @@
+"""The word classes of a message the reply pipeline reads beside the semantic router.
+
+The router (:mod:`app.router`) says what the words ask; these say what certain words are, and they decide the
+boundaries e5-small scores within a hair of each other (its leads are 0.005-0.05): money asked
+(«сколько будет стоить», "quote me"), a comparison (vs, «или», «быстрее»), a rate («в час») against a
+rental length, a payment against a "paid period", a "how to", an attempt to re-instruct the bot. Classes of
+words, never one customer's sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.intents import PRICE_QUESTION, RENTAL_WORDS
+from app.router import RouteScores
+from app.slots import Slots
+
+# "посчитай", "quote me", «во сколько обойдётся», "what would it cost": a computed total is asked for
+CALCULATE = re.compile(
+    r"(?i)(посчита\w*|рассчита\w*|расчита\w*|расч[её]т\w*|обойд[её]тся|обойдется|выйдет|итог\w*|\bquote\b"
+    r"|\bestimate\w*|calculat\w*|\btotal\b|сколько\s+(будет|выйдет|я\s+)?(заплач\w*|плат\w*)|сколько\s+(будет|выйдет)"
+    r"|сколько\s+(\w+\s+){0,3}(стоит|стоят|стоить|выйдет|обойд\w+)|how\s+much\s+(to|is\s+it|does\s+it|would\s+it)\b"
+    r"|how\s+much\s+(would|will|for|do\s+i\s+pay|would\s+i\s+pay)|what\s+would\s+\S+(\s+\S+)?\s+cost"
+    r"|\bbudget\b|бюджет)")
+COMPARE = re.compile(
+    r"(?i)(\bvs\.?\b|\bversus\b|\bили\b|\bor\b|\bлучше\b|\bхуже\b|быстрее|медленнее|мощнее|\bfaster\b|\bslower\b"
+    r"|\bbetter\b|\bworse\b|сравн\w*|\bcompar\w*|отлича\w*|\bdiffer\w*|разниц\w*|\bпротив\b|больше\s+памяти"
+    r"|more\s+(memory|vram)|\bwhich\s+(one|is)\b|что\s+выбрать|какую\s+(взять|выбрать))")
+
+
+class Signals:
+    """The hard word classes of a message, read once."""
+
+    def __init__(self, text: str, semantic: RouteScores | None) -> None:
+        self.semantic = semantic
+        self.price = bool(PRICE_QUESTION.search(text))
+        self.calculate = bool(CALCULATE.search(text))
+        self.rental = bool(RENTAL_WORDS.search(text))
+        self.compare = bool(COMPARE.search(text))
+        self.rate = bool(RATE.search(text))
+        self.fit = bool(FIT_WORDS.search(text))
+        self.strong_fit = bool(STRONG_FIT.search(text))
+        self.availability = bool(AVAILABILITY.search(text))
+        self.payment = bool(PAYMENT.search(PAID_PERIOD.sub(" ", text)))
+        self.discount = bool(DISCOUNT.search(text))
+        self.how = bool(HOW.search(text))
+        self.injection = bool(INJECTION.search(text))
+
+    def lead(self, route: str | None) -> float:
+        return self.semantic.lead(route) if self.semantic is not None and route else 0.0
+
+    def single_hour_rate(self, slots: Slots) -> bool:
+        """«сколько стоит час A100»: the hourly price, not a one-hour rental to compute."""
+        return slots.hours == 1 and slots.count is None
+
+
+# what a fit question sounds like, in any words: the semantic router covers the rest
+FIT_WORDS = re.compile(
+    r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит|завед[её]тся"
+    r"|подн(ять|иму|им)\w*|развернуть|дообуч\w*|обуч\w*|файнтюн\w*|инференс\w*|\bfits?\b|\brun\b|\brunning\b"
+    r"|\bserve\b|\bserving\b|\bhost\b|\bload\b|\bwork\b|\bhandle\b|\bvram\b|\bmemory\b|памят\w*|\bнужн\w*|\bнуж(ен|на|но|ны)\b|\bпод\b|\bneed\b"
+    r"|fine[\s-]?tun\w*|\btrain\w*|\blora\b|\bqlora\b|\binference\b|\bдля\b|\bfor\b|\bна\s+ч[её]м\b|\bwhich\s+gpu"
+    r"|какую\s+(карт|gpu|видеокарт))")
+# a model runs, trains or is served on a GPU: "will it run", «потянет», «запустится», «влезет»
+STRONG_FIT = re.compile(
+    r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит|завед[её]тся"
+    r"|дообуч\w*|файнтюн\w*|\bfits?\b|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*)")
+RATE = re.compile(r"(?i)((в|за|per|an?)\s+(час|hour|hr)\b|hourly|почасов|/\s*(h|hr|час)\b|\bчас\s+(аренды\s+)?\w+"
+                  r"|\bстоит\s+час\b)")
+PAYMENT = re.compile(r"(?i)(плат\w*|плач\w*|биллинг\w*|оплат\w*|деньг\w*|списыва\w*|списан\w*|возврат\w*"
+                     r"|верн[уё]т\w*|refund\w*|\bpay|\bpaid\b|charg\w*|bill\w*|money|\bcost|стоим\w*|счет|сч[её]т|перерасч\w*|округл\w*|round\w*"
+                     r"|начат\w*\s+час|started\s+hour|partial)")
+LISTING = re.compile(r"(?i)(\bsee\b|\bcheck\b|посмотр\w*|\bleft\b|остал\w*|status|статус|\blist\b|список|\bmy\b"
+                     r"|\bмои\b)")
+DISCOUNT = re.compile(r"(?i)(скидк\w*|discount\w*)")
+QUOTED = re.compile(r"'[^']{2,}'|\"[^\"]{2,}\"|“[^”]{2,}”")
+# «есть ли b200?», "got any h200s?": whether a GPU is to be had
+HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")
+# "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»
+PAID_PERIOD = re.compile(r"(?i)(оплаченн\w*\s+(период|срок)\w*|paid\s+(period|term|time))")
+HOW = re.compile(r"(?i)(\bкак\b|\bhow\b|\bгде\b|\bwhere\b|через|\bvia\b|\binstead\b|можно\s+ли|\bcan\s+i\b)")
+# attempts to re-instruct the bot: a security policy, not a route to learn
+INJECTION = re.compile(
+    r"(?i)((ignore|disregard|forget)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier)?\s*"
+    r"(instructions|rules|prompts?)|system\s+prompt|(забудь|игнорируй|проигнорируй)\s+(вс[её]\s+|все\s+|свои\s+)*"
+    r"(предыдущ\w*\s+)?(инструкци|правил|указани)\w*|системн\w*\s+(промпт|подсказк|инструкци)\w*"
+    r"|\bjailbreak\b|\bDAN\s+mode\b|developer\s+mode)")
+AVAILABILITY = re.compile(
+    r"(?i)(арендова\w*|арендуе\w*|есть\s+(ли\s+)?у\s+вас|у\s+вас\s+(есть|бывают|имеются)|сда[её]т\w*|в\s+наличии"
+    r"|в\s+аренд\w*|\brentable\b|\b(do|can)\s+(you|u)(\s+guys|\s+folks|\s+all)?\s+(have|offer|rent|provide)\b"
+    r"|\bgot\s+any\b|\bin\s+stock\b|\bavailable\b|доступн\w*)")
