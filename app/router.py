@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,7 +150,7 @@ class SemanticRouter:
             if cache is not None:
                 try:
                     cache.parent.mkdir(parents=True, exist_ok=True)
-                    temporary = cache.with_suffix(".tmp.npy")
+                    temporary = cache.with_name(f"{cache.stem}.{os.getpid()}.tmp.npy")  # concurrent starts
                     np.save(temporary, vectors)
                     temporary.replace(cache)
                 except OSError as exc:  # a read-only disk only costs the next start the embedding

@@ -110,7 +110,7 @@ class Services:
         try:
             bank = load_bank(self.settings.data.data_dir / BANK_FILE)
             router = SemanticRouter.build(bank, embedder.encode_queries, embedder.identity,
-                                          self.settings.rag.chroma_path / "router")
+                                          self.settings.rag.router_cache_dir)
         except (BankError, OSError) as exc:  # messages are still routed by their slots and the rules
             log.error("semantic router off: %s", exc)
             return

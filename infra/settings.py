@@ -6,6 +6,7 @@ environment: services receive the section they need.
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -20,6 +21,14 @@ PUBLIC_BOT_API = "https://api.telegram.org"
 def _state_dir() -> Path:
     # Paths under the state directory follow ANCHORGPU_STATE_DIR unless set explicitly.
     return DataSettings().state_dir
+
+
+def _user_cache_dir() -> Path:
+    """The machine's cache for derived data (ANCHORGPU_CACHE_DIR, else XDG_CACHE_HOME/anchorgpu), as setup uses."""
+    explicit = os.environ.get("ANCHORGPU_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "anchorgpu"
 
 
 def _section(prefix: str) -> SettingsConfigDict:
@@ -159,6 +168,9 @@ class RAGSettings(BaseSettings):
     embedding_threads: int = Field(1, ge=1, le=256)
     chroma_path: Path = Field(default_factory=lambda: _state_dir() / "chroma")
     chroma_url: str | None = None
+    # Where the semantic router keeps its bank's vectors (keyed by the bank's text and the embedder), shared
+    # by every process of the machine: embedding the bank takes ~10-30 s on 2 cores, reading it ~1 ms.
+    router_cache_dir: Path = Field(default_factory=lambda: _user_cache_dir() / "router")
     collection: str = "glossary"
     top_k: int = Field(4, ge=1, le=50)
     # How often a running bot or console looks for a changed entries.yaml or an index another process
