@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -28,6 +30,7 @@ from infra.settings import Settings, SettingsError
 from models import build_backend
 from rag.answer import Answerer, build_answerer
 from rag.conversation import build_conversation_store
+from rag.dense import Embedder, EmbedderError, embedder_for
 from rag.glossary import Glossary, glossary_file
 from rag.reload import GlossaryReloader
 from rag.retriever import HybridRetriever, build_retriever
@@ -55,6 +58,7 @@ class Services:
     # a question arriving meanwhile waits for the same build instead of starting a second one
     _answerer_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
     _retriever_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
+    _router_failed: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def create(cls, settings: Settings, engine: AsyncEngine | None = None) -> Services:
@@ -79,21 +83,37 @@ class Services:
                    intents=intents, glossary=glossary, rules=rules,
                    pipeline=ReplyPipeline(data, fit, quotes, intents))
 
-    async def ensure_router(self) -> HybridRetriever:
-        """The retriever, and the semantic router on its embedder (no language model: a fit or price
-        question from the CLI does not load one)."""
+    async def ensure_retriever(self) -> HybridRetriever:
+        """The retriever (the glossary index: a fresh state folder ingests the glossary first), with the
+        semantic router moved onto its embedder, so that one embedding per message serves both."""
         async with self._retriever_lock:
             if self.retriever is None:
                 retriever = await asyncio.to_thread(build_retriever, self.settings, self.glossary.get())
                 self.reloader = GlossaryReloader(self.settings.rag, self.glossary, retriever,
                                                  self.settings.rag.reload_interval_s)
-                await asyncio.to_thread(self.attach_router, retriever)
+                if retriever.embedder is not None:
+                    await asyncio.to_thread(self._attach_router, retriever.embedder, retriever.query_vector)
                 self.retriever = retriever
             return self.retriever
 
+    async def ensure_router(self) -> None:
+        """The semantic router, on the retriever's embedder when there is one, else on an embedder of its own:
+        routing needs the embedder, not the index (a fit or price question from the CLI builds neither the
+        index nor a language model)."""
+        async with self._retriever_lock:
+            if self.pipeline.router is not None or self.retriever is not None or self._router_failed:
+                return
+            try:
+                embedder = await asyncio.to_thread(embedder_for, self.settings.rag)
+            except EmbedderError as exc:  # messages are still routed by their slots and the rules
+                log.error("semantic router off: %s", exc)
+                self._router_failed = True
+                return
+            await asyncio.to_thread(self._attach_router, embedder, embedder.encode_query)
+
     async def ensure_answerer(self) -> Answerer:
         """Retriever, LLM (a bad model file degrades to retrieval-only answers), history, answerer."""
-        await self.ensure_router()
+        await self.ensure_retriever()
         async with self._answerer_lock:
             if self.answerer is None:
                 assert self.retriever is not None
@@ -103,18 +123,20 @@ class Services:
             return self.answerer
 
     def attach_router(self, retriever: HybridRetriever) -> None:
-        """The semantic router on the retriever's embedder: one embedding per message serves both."""
-        if retriever.embedder is None:
-            return
-        embedder = retriever.embedder
+        """The semantic router on ``retriever``'s embedder (benchmarks that build their own retriever)."""
+        if retriever.embedder is not None:
+            self._attach_router(retriever.embedder, retriever.query_vector)
+
+    def _attach_router(self, embedder: Embedder, encode: Callable[[str], Any]) -> None:
         try:
             bank = load_bank(self.settings.data.data_dir / BANK_FILE)
             router = SemanticRouter.build(bank, embedder.encode_queries, embedder.identity,
                                           self.settings.rag.router_cache_dir)
         except (BankError, OSError) as exc:  # messages are still routed by their slots and the rules
             log.error("semantic router off: %s", exc)
+            self._router_failed = True
             return
-        self.pipeline.attach_router(router, retriever.query_vector)
+        self.pipeline.attach_router(router, encode)
 
     async def follow_glossary(self) -> None:
         """Runs until cancelled: glossary edits and `anchorgpu ingest` runs reach this process's answers

@@ -19,9 +19,11 @@ from app.slots import Slots
 CALCULATE = re.compile(
     r"(?i)(посчита\w*|рассчита\w*|расчита\w*|расч[её]т\w*|обойд[её]тся|обойдется|выйдет|итог\w*|\bquote\b"
     r"|\bestimate\w*|calculat\w*|\btotal\b|сколько\s+(будет|выйдет|я\s+)?(заплач\w*|плат\w*)|сколько\s+(будет|выйдет)"
-    r"|сколько\s+(\w+\s+){0,3}(стоит|стоят|стоить|выйдет|обойд\w+)|how\s+much\s+(to|is\s+it|does\s+it|would\s+it)\b"
+    r"|сколько\s+(\w+\s+){0,3}(выйдет|обойд\w+)|how\s+much\s+would\s+it\b"
     r"|how\s+much\s+(would|will|for|do\s+i\s+pay|would\s+i\s+pay)|what\s+would\s+\S+(\s+\S+)?\s+cost"
     r"|\bbudget\b|бюджет)")
+# a price asked in other words than the price list's own: «сколько это стоит», "how much is it"
+MONEY = re.compile(r"(?i)(сколько\s+(\w+\s+){1,3}(стоит|стоят|стоить)|how\s+much\s+(to|is\s+it|does\s+it)\b)")
 COMPARE = re.compile(
     r"(?i)(\bvs\.?\b|\bversus\b|\bили\b|\bor\b|\bлучше\b|\bхуже\b|быстрее|медленнее|мощнее|\bfaster\b|\bslower\b"
     r"|\bbetter\b|\bworse\b|сравн\w*|\bcompar\w*|отлича\w*|\bdiffer\w*|разниц\w*|\bпротив\b|больше\s+памяти"
@@ -33,7 +35,7 @@ class Signals:
 
     def __init__(self, text: str, semantic: RouteScores | None) -> None:
         self.semantic = semantic
-        self.price = bool(PRICE_QUESTION.search(text))
+        self.price = bool(PRICE_QUESTION.search(text) or MONEY.search(text))
         self.calculate = bool(CALCULATE.search(text))
         self.rental = bool(RENTAL_WORDS.search(text))
         self.compare = bool(COMPARE.search(text))

@@ -143,7 +143,7 @@ def _pct(values: list[float], q: int) -> float:
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     services = Services.create(get_settings())
     try:
-        await services.ensure_router()
+        await services.ensure_retriever()  # its query-vector cache: "beyond retrieval" reuses the embedding
         pipeline = services.pipeline
         items = load_items(Path(args.file))
         parts = sorted({item.part for item in items})
