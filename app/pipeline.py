@@ -225,7 +225,8 @@ class ReplyPipeline:
             return Decision("price")  # «есть ли b200?»: whether and at what price it is rented
         if words.availability and (has_gpu or sem == "price"):
             return Decision("price")
-        if has_model and (words.fit or sem not in ("glossary", "off_topic", *SMALL_TALK)):
+        # a model alone is a fit question when asked as one ("flux capacitor" names a model's family, no more)
+        if has_model and (words.fit or (sem == "fit" and words.lead(sem) >= CLEAR_MARGIN)):
             return Decision("fit")
         if distinct >= 2 and (words.compare or sem in ("compare", "spec", "fit") or spec_fields_asked(text)):
             return Decision("compare")
