@@ -164,14 +164,16 @@ class ReplyPipeline:
         (a typed «на неделю» or a pressed button after «How long?»)."""
         if not previous or len(text.split()) > 8:
             return None
+        now = read_slots(text, self.fit)
+        supplies = {"duration": now.duration is not None or now.years is not None, "gpu": bool(now.gpus),
+                    "model": now.model is not None}
+        if not any(supplies.values()):
+            return None  # «спасибо», «а FSDP?»: nothing to complete with, so the earlier turn is not re-routed
         earlier = previous[0]
         decision, _, _ = self.route(earlier, previous[1:])
         if decision.route != "clarify" or decision.missing is None:
             return None
-        now = read_slots(text, self.fit)
-        supplies = {"duration": now.duration is not None or now.years is not None, "gpu": bool(now.gpus),
-                    "model": now.model is not None}[decision.missing]
-        return f"{earlier} {text}" if supplies else None
+        return f"{earlier} {text}" if supplies[decision.missing] else None
 
     # ---- the policy -------------------------------------------------------------------------------------
     def _decide(self, text: str, slots: Slots, semantic: RouteScores | None, previous: Sequence[str]) -> Decision:
