@@ -172,11 +172,12 @@ class AnswerJobs:
             .values(owner=self.owner, heartbeat_at=db_now_ms(self.engine), attempts=JOBS.c.attempts + 1))
         return taken.rowcount == 1
 
-    async def open(self, job: AnswerJob) -> bool:
-        """Record a question before answering it; True when this replica is to answer it.
+    async def open(self, job: AnswerJob) -> AnswerJob | None:
+        """Record a question before answering it; the job as stored when this replica is to answer it.
 
-        False: the same question (a redelivered update) is being answered by a live replica, or was answered.
-        A stale one (its replica died) is taken over, and then this caller answers it in full.
+        None: the same question (a redelivered update) is being answered by a live replica, or was answered.
+        A stale one (its replica died) is taken over: the job returned then has ``attempts`` > 1 and the
+        dead replica's placeholder, and the caller recovers it as the sweeper would (into that placeholder).
         """
         now = db_now_ms(self.engine)
         # heartbeat 0: a new row is stale at once, so the one takeover UPDATE decides every case
@@ -188,7 +189,9 @@ class AnswerJobs:
             index_elements=[JOBS.c.id])
         async with self.engine.begin() as conn:
             await conn.execute(insert)
-            return await self._claim(conn, job.id)
+            if not await self._claim(conn, job.id):
+                return None
+            return _job((await conn.execute(select(JOBS).where(JOBS.c.id == job.id))).one())
 
     async def take_stale(self, limit: int = 20) -> list[AnswerJob]:
         """Take over jobs whose owner stopped heartbeating; each is this replica's alone to answer."""

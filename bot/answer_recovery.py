@@ -15,10 +15,10 @@ from aiogram.types import InlineKeyboardMarkup
 
 from app.views.answer import render_reply
 from bot.answer_jobs import DONE, FAILED, AnswerJob, AnswerJobs
+from bot.recorded_answers import record_answer
 from bot.rendering import split_html
-from bot.routers.ask import record_answer
-from bot.routers.feedback import feedback_keyboard
 from bot.streaming import send_html, with_retry_after
+from bot.votes import feedback_keyboard
 from infra.i18n import t
 from infra.markup import HTML, escape
 from rag.answer import Answer, Answerer

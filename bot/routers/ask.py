@@ -29,21 +29,23 @@ from app.views.answer import render_reply
 from app.views.reply import render_text
 from bot import metrics
 from bot.answer_jobs import AnswerJob, AnswerJobs, Ownership
+from bot.answer_recovery import AnswerJobSweeper
 from bot.filters import AddressedQuestion, Sync, thread_of
 from bot.generations import Generation, Generations
 from bot.notices import Notices, PersonalNotice
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
+from bot.recorded_answers import record_answer
 from bot.replies import ClarifyButton, send_reply
 from bot.rich import RichReplies
-from bot.routers.feedback import feedback_keyboard
 from bot.routers.stop import stop_keyboard
 from bot.streaming import AnswerStream, ChatPacer, Target, new_draft_id, reply_html, send_html
+from bot.votes import feedback_keyboard
 from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
 from rag.answer import NO_MODEL, Answer, Answerer, Delta, Done, Generating, Queued
 from rag.conversation import conversation_key
-from rag.gaplog import FeedbackStore, nearest_entries, recorded_answer
+from rag.gaplog import FeedbackStore
 from rag.prompt import Turn
 from rag.retriever import HybridRetriever
 
@@ -147,9 +149,15 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
     user_id = message.from_user.id if message.from_user else None
     # /settings answer length scales the configured token budget
     max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
-    job_id = await _open_job(answer_jobs, message, question, target, lang, lang_explicit)
-    if job_id is False:
+    opened = await _open_job(answer_jobs, message, question, target, lang, lang_explicit)
+    if opened is False:
         return  # the same question, redelivered: a live replica is answering it, or has answered it
+    if opened is not None and answer_jobs is not None and opened.attempts > 1:
+        # redelivered after its replica died mid-answer: recovered as the sweeper recovers it (into the dead
+        # replica's half-written placeholder, saying why), not answered a second time beside it
+        await AnswerJobSweeper(bot, answer_jobs, answerer, feedback, retriever).deliver(opened)
+        return
+    job_id = opened.id if opened is not None else None
     draft_id = new_draft_id()
     generation = generations.start(message.chat.id, draft_id, user_id) if generations is not None else None
     # groups have no drafts (TEXTDRAFT_PEER_INVALID): the asker's «Стоп» rides on the placeholder
@@ -232,8 +240,8 @@ async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Ta
 
 # ---- answer jobs (bot/answer_jobs.py): a question outlives the replica that took it ------------------
 async def _open_job(jobs: AnswerJobs | None, message: Message, question: str, target: Target, lang: Lang,
-                    lang_explicit: bool) -> str | Literal[False] | None:
-    """The job id this handler owns, None to answer without one, False when another owner has the question."""
+                    lang_explicit: bool) -> AnswerJob | Literal[False] | None:
+    """The job this handler owns, None to answer without one, False when another owner has the question."""
     if jobs is None:
         return None
     job = AnswerJob(chat_id=target.chat_id, message_id=message.message_id, thread_id=target.thread_id,
@@ -241,7 +249,7 @@ async def _open_job(jobs: AnswerJobs | None, message: Message, question: str, ta
                     reply_to_message_id=target.reply_to_message_id, question=question, lang=lang,
                     answer_lang=lang if lang_explicit else None)
     try:
-        return job.id if await jobs.open(job) else False
+        return await jobs.open(job) or False
     except (SQLAlchemyError, OSError) as exc:  # the database is down: answer anyway, unprotected
         log.warning("answer job not recorded: %s", exc)
         return None
@@ -265,22 +273,6 @@ async def _job_held(jobs: AnswerJobs | None, job_id: str | None, stream: AnswerS
                 await jobs.release(job_id)
             raise
 # ---- end answer jobs ---------------------------------------------------------------------------------
-
-
-async def record_answer(feedback: FeedbackStore | None, retriever: HybridRetriever | None, question: str,
-                  answer: Answer) -> str | None:
-    """The sent answer (and its gaps) in the feedback store; its id goes into the vote buttons.
-
-    Never in the way of the answer: a store that fails means an answer without buttons.
-    """
-    if feedback is None or answer.status == "cancelled":
-        return None
-    try:
-        nearest = await nearest_entries(retriever, question) if retriever is not None else ()
-        return await feedback.record_answer(recorded_answer(question, answer, nearest))
-    except Exception:
-        log.exception("could not record the answer for feedback")
-        return None
 
 
 def _observe(answer: Answer, generation_s: float) -> None:

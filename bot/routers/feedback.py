@@ -13,24 +13,19 @@ import logging
 from aiogram import F, Router
 from aiogram.dispatcher.event.bases import SkipHandler
 from aiogram.filters import Command, StateFilter
-from aiogram.filters.callback_data import CallbackData
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
-from aiogram.types import CallbackQuery, ForceReply, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.types import CallbackQuery, ForceReply, Message
 
 from bot.filters import Sync
 from bot.streaming import reply_html
+from bot.votes import VoteButton
 from infra.i18n import Lang, t
 from infra.markup import escape
 from rag.gaplog import VOTES, FeedbackStore
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
-
-
-class VoteButton(CallbackData, prefix="fb"):
-    answer: str  # the answer record id (32 hex characters)
-    vote: str  # up | down | wrong
 
 
 class FeedbackReason(StatesGroup):
@@ -40,13 +35,6 @@ class FeedbackReason(StatesGroup):
 # Messages reach this router's handlers only while a reason is awaited: one state check per update, not
 # one per handler (every message of every chat passes here).
 router.message.filter(StateFilter(FeedbackReason.waiting))
-
-
-def feedback_keyboard(answer_id: str, lang: Lang) -> InlineKeyboardMarkup:
-    return InlineKeyboardMarkup(inline_keyboard=[[
-        InlineKeyboardButton(text=t(f"feedback_{vote}", lang), callback_data=VoteButton(answer=answer_id,
-                                                                                       vote=vote).pack())
-        for vote in VOTES]])
 
 
 @router.callback_query(VoteButton.filter())

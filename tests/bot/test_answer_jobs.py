@@ -85,9 +85,14 @@ async def test_a_heartbeating_owner_keeps_its_job(engine: AsyncEngine) -> None:
 async def test_a_redelivered_question_takes_over_a_dead_owner(engine: AsyncEngine) -> None:
     dead, live = replica(engine, "dead"), replica(engine, "live")
     job = question()
-    assert await dead.open(job)
+    first = await dead.open(job)
+    assert first is not None and first.attempts == 1, "a new question: answered in full by its replica"
+    async with dead.owned(job.id, lambda: 777):
+        await asyncio.sleep(0.2)  # the dead replica's heartbeat recorded its half-written placeholder
     await asyncio.sleep(0.5)
-    assert await live.open(job), "the redelivered update answers the question in full"
+    taken = await live.open(job)
+    assert taken is not None, "the redelivered update takes the question over"
+    assert (taken.attempts, taken.placeholder_message_id) == (2, 777), "a recovery, into that placeholder"
     assert await live.take_stale() == [], "and no sweeper answers it as well"
 
 
