@@ -40,7 +40,8 @@ PRICE_QUESTION = re.compile(
     r"|\bwhat\s+does\b[^?.!]{0,60}\bcost\b|\bcosts?\b[^?.!]{0,20}\bon[\s-]demand"
     r"|\bhourly\s+(rate|price|cost)|\brate\s+per\s+hour|\bper[\s-]hour\s+(rate|price|cost)"
     r"|\bцен[аыуе]?\b|\bцены\b|\bстоимост\w*|сколько\s+(стоит|стоят|будет\s+стоить)|\bпрайс\w*|\bрасценк\w*"
-    r"|\bпоч[её]м\b|\bтариф\w*|\bскидк\w*|\bdiscount\w*|сколько\s+(\w+\s+)?денег|по\s+деньгам|how\s+much\s+money)")
+    r"|\bпоч[её]м\b|\bпо\s+ч[её]м\b|\bтариф\w*|\bскидк\w*|\bdiscount\w*|сколько\s+(\w+\s+)?денег|по\s+деньгам|how\s+much\s+money"
+    r"|\brate\s+(card|sheet|list)s?\b|\bprice\s*(list|sheet)s?\b|\b(your|the)\s+rates\b|\btariffs?\b)")
 # "можно ли арендовать B200?", "do you have MI300X?": whether a GPU is rented is the price list's to say
 AVAILABILITY_QUESTION = re.compile(
     r"(?i)(арендова\w*|арендуе\w*|есть\s+ли\s+у\s+вас|у\s+вас\s+есть|сда[её]те|в\s+наличии|\brent\b|\brentable\b|"
@@ -66,9 +67,11 @@ SPEC_FIELDS: dict[SpecField, re.Pattern[str]] = {
     "interconnect": re.compile(r"(?i)(nvlink|interconnect|связ[ьи]|шин[аыу]|infinity\s+fabric|соединен|между\s+карт)"),
     "compute": re.compile(r"(?i)(tflops|терафлоп|флопс|flops|производительн|\bfp8\b|\bbf16\b|\bfp16\b|compute|"
                           r"performance|вычислительн\w*\s+мощн)"),
+    # "Ada" alone asks for the architecture; in "RTX 6000 Ada" it is the GPU's name
     "architecture": re.compile(r"(?i)(архитектур|поколени|architecture|generation|\bhopper\b|\bampere\b|"
-                               r"\bblackwell\b|\bada\b|\bcdna)"),
-    "power": re.compile(r"(?i)(\btdp\b|энергопотреб|потребля\w*|потреблени|мощност\w*\s+(в\s+)?ватт|\bватт|"
+                               r"\bblackwell\b|(?<!\d\s)(?<!\d)(?<!\d-)\bada\b|\bcdna)"),
+    "power": re.compile(r"(?i)(\btdp\b|\bтдп\b|энергопотреб|потребля\w*|потреблени|мощност\w*\s+(в\s+)?ватт|\bватт|"
+                        r"по\s+питани|\bпитани[ея]\b|жр[её]т\s+(\w+\s+)?(электричеств|энерги|ватт|питани)|"
                         r"\bwatts?\b|power\s+(draw|consumption)|\bpower\b)"),
 }
 MAX_SCANNED_WORDS = 60

@@ -20,7 +20,10 @@ from infra.i18n import Lang, Phrase, t
 from infra.markup import PLAIN, Markup
 from rag.rules import Caveat, RuleBook
 
-LifecycleTopic = Literal["extend", "stop", "start", "end_of_term", "reminders", "group", "list", "rent"]
+LifecycleTopic = Literal["extend", "stop", "start", "end_of_term", "reminders", "group", "list", "rent", "billing",
+                         "spot"]
+# the topics that are how the product bills, not how a rental is managed: answered on the "rule" route
+BillingTopic = Literal["billing", "spot"]
 Front = Literal["chat", "console", "cli"]
 
 # the glossary rules (ids in data/glossary/rules.yaml) each topic quotes
@@ -35,6 +38,8 @@ TOPIC_RULES: dict[LifecycleTopic, tuple[str, ...]] = {
     "group": (),
     "list": (),
     "rent": (TERM_LENGTHS_RULE, STOP_RULE),
+    "billing": (TERM_LENGTHS_RULE, STOP_RULE),
+    "spot": (),
 }
 
 _REMIND_HOURS = int(REMIND_BEFORE.total_seconds() // 3600)
@@ -56,6 +61,11 @@ TOPIC_FACTS: dict[LifecycleTopic, tuple[Phrase, ...]] = {
              Phrase.of("lifecycle_list_quotes")),
     "rent": (Phrase.of("lifecycle_rent_telegram"), Phrase.of("lifecycle_rent_pricing"),
              Phrase.of("lifecycle_rent_simulated")),
+    # the quote engine's own rules (gpu/quote/engine.py), in the words its quotes print them
+    "billing": (Phrase.of("quote_rule_started_hour"), Phrase.of("lifecycle_billing_terms"),
+                Phrase.of("quote_rule_term_paid_in_full"), Phrase.of("lifecycle_billing_no_refund_rule")),
+    "spot": (Phrase.of("quote_rule_spot_interruptible"), Phrase.of("lifecycle_spot_where"),
+             Phrase.of("quote_rule_started_hour")),
 }
 
 # real commands: the bot's (bot/routers), the console chat's (anchorgpu/console.py), the CLI's (anchorgpu/cli)
@@ -69,6 +79,8 @@ TOPIC_COMMANDS: dict[LifecycleTopic, tuple[str, ...]] = {
     "group": ("/placements", f"/quote {EXAMPLE_REQUEST}"),
     "list": ("/placements", "anchorgpu placements"),
     "rent": (f"/quote {EXAMPLE_REQUEST}", f"/rent {EXAMPLE_REQUEST}", f'anchorgpu rent "{EXAMPLE_REQUEST}"'),
+    "billing": ("/quote h100 x1 10 hours", f"/quote {EXAMPLE_REQUEST}"),
+    "spot": ("/quote h100 x1 10 hours spot",),
 }
 # where a command works: /quote and /placements in Telegram and the console chat alike; placement ids are
 # typed only in the console chat (Telegram acts through the buttons under /placements) and the CLI
@@ -136,6 +148,43 @@ RENT_HOW = _re(r"\bкак\s+(\w+\s+){0,2}(арендова|взять\s+(\w+\s+)
                r"\bhow\s+(do|can|would|should)\s+(i|we|you)\s+(\w+\s+)?(rent|book|lease)\b|\bhow\s+to\s+(rent|book|lease)\b|"
                r"\bhow\s+(do|can)\s+(i|we)\s+(get|order)\s+(a\s+|an\s+)?(\w+\s+)?(gpus?|servers?|instances?|machines?)\b|"
                r"\bwhere\s+(do|can)\s+i\s+rent")
+
+
+# how time is billed: the unit, rounding, the shortest rental, a double charge
+BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+partial|partial))|"
+              r"\bpartial\s+hours?|\bstarted\s+hours?|"
+              r"\b(minimum|minimal|shortest|smallest|least)\s+(\w+\s+)?(rental|rent|billing|charge|term|period|time|"
+              r"duration|order|booking|lease)|\bround\w*\s+(up|down)|"
+              r"тарифиц|неполн\w*\s+час|"
+              r"начат\w*\s+час|округл|\bминимальн\w*\s+(\w+\s+)?(срок|время|период|аренд|заказ|оплат|длительн)|"
+              r"\bминимум\s+(на\s+)?(сколько|какой)|(самый\s+)?(короткий|маленький)\s+срок|"
+              # money back for time not used
+              r"\brefund|money\s+back|\bunused\s+(time|hours?|days?)|\bprorat|возвра\w*\s+(\w+\s+){0,3}?(деньг|средств|оплат)|"
+              r"верн[её]т\w*\s+(\w+\s+){0,2}?(деньг|средств)|неиспользованн\w*\s+(час|врем|дн|сут|срок)")
+# spot capacity being taken back
+SPOT = _re(r"\bспот\w*|\bspot\b|прерываем|interruptib|preemptib")
+RECLAIMED = _re(r"отобр|отбер|отним|забер[уе]т|забрать|прерв(ут|ать|ет|ал|ан)|прерыва(ют|ет|ть|ни)|выкин|выгон|"
+                r"вытесн|отключ\w*\s+посреди|остановят|\binterrupt(ed|ion|s)?\b|\bpreempt(ed|ion|s)?\b|\breclaim|"
+                r"\bevict|taken\s+(away|back)|kick\w*\s+(\w+\s+)?(off|out)|"
+                r"\bget\s+killed|shut\s+down\s+(on|by)\s+(you|them)|take\s+(it|the\s+\w+)\s+(away|back)")
+
+
+# a unit of time that is a billing unit only when paying is the subject ("answers take a minute" is not)
+TIME_UNIT = _re(r"\bper\s+(minute|second)|\bby\s+the\s+(minute|second)|посекундн|поминутн|"
+                r"\b(за|по)\s+(каждую\s+)?(минут|секунд)")
+PAYING = _re(r"плат|оплат|тариф|списыв|спиш|сч[её]т|деньг|\bpa(y|id)|charg|cost|\bbill|invoice|стоим")
+
+
+def billing_topic(text: str) -> BillingTopic | None:
+    """How the product bills time ("is billing per minute or per hour?", «минимальный срок аренды?») or what
+    becomes of spot capacity taken back («спот могут отобрать?»), or None."""
+    text = " ".join(text.replace("ё", "е").replace("Ё", "Е").split())
+    if SPOT.search(text) and RECLAIMED.search(text):
+        return "spot"
+    billing = BILLING.search(text) or (TIME_UNIT.search(text) and PAYING.search(text))
+    if billing and not NOT_RENTAL.search(text):
+        return "billing"
+    return None
 
 
 def lifecycle_topic(text: str) -> LifecycleTopic | None:

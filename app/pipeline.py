@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from app.intents import Intent, IntentClassifier, spec_fields_asked
-from app.lifecycle import answer_lifecycle, lifecycle_topic
+from app.lifecycle import answer_lifecycle, billing_topic, lifecycle_topic
 from app.reply import (
     CatalogReply,
     ClarifyOption,
@@ -58,6 +58,7 @@ from gpu.quote.service import QuoteService
 from infra.i18n import Lang, Phrase
 from rag.context import is_definition_question
 from rag.prompt import Turn, detect_lang
+from rag.text import is_russian_word
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,28 @@ class Decision:
     refusal: str | None = None
 
 
+
+
+# the keyboard's letter rows, both layouts: five keys in a row along one is a hand run across it, not a word
+_KEYBOARD_ROWS = ("йцукенгшщзхъ", "фывапролджэ", "ячсмитьбю", "qwertyuiop", "asdfghjkl", "zxcvbnm")
+_RUNS = frozenset(row[i:i + 5] for row in (*_KEYBOARD_ROWS, *(r[::-1] for r in _KEYBOARD_ROWS))
+                  for i in range(len(row) - 4))
+_WORD_TOKEN = re.compile(r"[^\W\d_]+")
+
+
+def is_keyboard_mash(text: str) -> bool:
+    """«ывапролджэ», "asdfgh jkl": every word of three letters or more has a run of five keys in a row."""
+    words = [w.lower() for w in _WORD_TOKEN.findall(text) if len(w) >= 3]
+    return bool(words) and all(any(w[i:i + 5] in _RUNS for i in range(len(w) - 4)) for w in words)
+
+
+_CYRILLIC_WORD = re.compile(r"[а-яё]{3,}", re.IGNORECASE)
+# what customers type that the dictionary lacks (the glossary's own words are checked besides)
+KNOWN_SLANG = frozenset({"видюха", "видюхи", "видюху", "видюхой", "сервак", "сервака", "серваки", "гпу", "гпух",
+                         "гпуха", "квен", "лама", "ламу", "дипсик", "пасиб", "пасибо", "спасибки", "норм", "плиз",
+                         "пжлст", "пжл", "кнч", "спс", "инференс", "файнтюн", "файнтюнить", "квант", "кванты",
+                         "здарова", "дарова", "прив", "приветики", "хеллоу", "сяп", "благодарочка", "пасиба",
+                         "сенкс", "плз", "неа"})
 
 
 class ReplyPipeline:
@@ -156,6 +179,8 @@ class ReplyPipeline:
         letters = [ch for ch in text if unicodedata.category(ch).startswith("L")]
         if letters and not _LETTERS.search(text):
             return Phrase.of("pipeline_alphabet")
+        if is_keyboard_mash(text):
+            return Phrase.of("pipeline_no_words")
         return None
 
     # ---- a follow-up that fills a slot -----------------------------------------------------------------
@@ -193,8 +218,11 @@ class ReplyPipeline:
         if has_gpu and has_duration and not words.single_hour_rate(slots) and (
                 money or (not has_model and (topic is None or topic == "rent") and rented)):
             return Decision("quote")
-        # how to stop, extend, start again: the product's rules, unless the question is about paying
         off_topic = sem == "off_topic" and words.lead(sem) >= CLEAR_MARGIN
+        # how time is billed, spot capacity taken back: the quote engine's rules (a model named: a fit question)
+        if billing_topic(text) is not None and not has_model and not off_topic:
+            return Decision("rule")
+        # how to stop, extend, start again: the product's rules, unless the question is about paying
         if topic is not None and not words.payment and not has_model and not off_topic \
                 and (topic != "rent" or (words.how and not has_gpu)):
             return Decision("lifecycle")
@@ -209,7 +237,11 @@ class ReplyPipeline:
         chat = sem in ("off_topic", *SMALL_TALK) and words.lead(sem) >= CLEAR_MARGIN
         if is_definition_question(text) and not has_gpu and not has_model and not slots.duration and not chat:
             return Decision("glossary")  # «что такое спот-инстанс?»: a concept, whatever words it has
-        priced = money or words.discount or (sem in ("quote", "price") and words.lead(sem) >= CLEAR_MARGIN)
+        priced = money or words.discount or words.price_list or (
+            sem in ("quote", "price") and words.lead(sem) >= CLEAR_MARGIN)
+        # «сколько жрёт по питанию l40s»: a "how much" of a GPU's own figure is a spec question, not a price
+        if priced and has_gpu and not words.price and not words.rental and spec_fields_asked(text):
+            priced = False
         if priced:
             quote_asked = words.calculate or (slots.count or 0) > 1 or (sem == "quote" and not words.price)
             if has_gpu and not has_duration and quote_asked and not words.rate:
@@ -220,7 +252,7 @@ class ReplyPipeline:
                 return Decision("clarify", missing="gpu")
             if has_model and not has_gpu and not words.price:
                 return Decision("fit")
-            if has_gpu or words.discount or (words.rental and (words.price or sem == "price")):
+            if has_gpu or words.discount or words.price_list or (words.rental and (words.price or sem == "price")):
                 return Decision("price")
         if has_gpu and ((sem == "price" and words.lead(sem) >= CLEAR_MARGIN) or HAVE_YOU.search(text)) \
                 and not spec_fields_asked(text):
@@ -243,6 +275,8 @@ class ReplyPipeline:
             return Decision("spec")
         if follow.kind == "price":
             return Decision("price")
+        if not has_gpu and not has_model and self._unreadable(text):  # «ыврпаолд жэжэ»: typed at random
+            return Decision("refusal", refusal="unreadable")
         if semantic is not None and not has_gpu and not has_model:
             if sem in SMALL_TALK and semantic.score >= SMALL_TALK_MIN_SCORE and words.lead(sem) >= CLEAR_MARGIN \
                     and not QUOTED.search(text):  # "translate 'good morning'": quoted words are not said to us
@@ -254,6 +288,17 @@ class ReplyPipeline:
         if has_gpu and sem in ("spec", "compare"):
             return Decision("spec")
         return Decision("glossary")
+
+    def _unreadable(self, text: str) -> bool:
+        """A short message of Cyrillic letters none of which is a Russian word, a slang word customers use
+        or a word of the glossary: typed at random, not a question (asked last, after every route had its say)."""
+        if re.search(r"[A-Za-z0-9]", text) or len(text.split()) > 4:
+            return False
+        found = [word.lower().replace("ё", "е") for word in _CYRILLIC_WORD.findall(text)]
+        if not found:
+            return False
+        vocabulary = self.intents.rules.vocabulary()
+        return not any(is_russian_word(word) or word in KNOWN_SLANG or word in vocabulary for word in found)
 
     # ---- building the reply -----------------------------------------------------------------------------
     def _build(self, text: str, lang: Lang, decision: Decision, routing: Routing, previous: Sequence[str]) -> Reply:
@@ -269,7 +314,11 @@ class ReplyPipeline:
         if route == "clarify":
             return self._clarify(text, lang, routing, decision.missing or "duration")
         if route == "rule":
-            return CatalogReply(text, lang, routing, Intent("rule", text, rules=tuple(self.intents.rules.match(text))))
+            rules = tuple(self.intents.rules.match(text))
+            billing = billing_topic(text)
+            if not rules and billing is not None:  # the glossary has no rule on it: the product's own, stated
+                return LifecycleReply(text, lang, routing, answer_lifecycle(billing, self.intents.rules))
+            return CatalogReply(text, lang, routing, Intent("rule", text, rules=rules))
         if route == "price":
             intent = self.intents.price_intent(text)
             return CatalogReply(text, lang, routing, intent)
@@ -286,7 +335,8 @@ class ReplyPipeline:
         if route == "smalltalk":
             return SmallTalkReply(text, lang, routing, decision.smalltalk or "help")  # type: ignore[arg-type]
         if route == "refusal":
-            return RefusalReply(text, lang, routing, Phrase.of("pipeline_off_topic"))
+            reason = "pipeline_no_words" if decision.refusal == "unreadable" else "pipeline_off_topic"
+            return RefusalReply(text, lang, routing, Phrase.of(reason))
         semantic = routing.semantic
         topical = semantic is not None and semantic.route == "glossary" and semantic.margin >= CLEAR_MARGIN
         return GlossaryReply(text, lang, routing, topical=topical)
@@ -317,7 +367,8 @@ class ReplyPipeline:
                 # "a100 40gb или 80gb для llama 13b": the same request on each GPU, side by side
                 results = tuple(self.fit.fit(_with_only_gpu(text, slots, gpu.id)) for gpu in slots.gpus)
                 return FitReply(text, lang, routing, results=results, currency=currency)
-            return FitReply(text, lang, routing, results=(self.fit.fit(normalise(text)),), currency=currency)
+            result = self.fit.fit(normalise(text), gpu_count=slots.count if len(slots.gpus) == 1 else None)
+            return FitReply(text, lang, routing, results=(result,), currency=currency)
         except FitInputError as exc:
             return FitReply(text, lang, routing, error=exc, currency=currency)
 

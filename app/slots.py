@@ -26,12 +26,16 @@ from gpu.request_words import count_value, read_gpu
 
 # "в час", "per hour", "an hour", "/h", "hourly", "за час": the price of an hour, not a one-hour rental
 _RATE = re.compile(r"(?i)(\b(в|за|per|an?|each|every|/)\s*(1\s*)?(час|hour|hr|h)\b|/\s*(час|hour|hr|h)\b|\bhourly\b"
+                   r"|\b(поч[её]м|по\s+ч[её]м|цена|стоимость|сколько\s+стоит)\s+час\b"
+                   r"|\b(per|по|в|за|a|each|every)\s+(минут\w*|minutes?|секунд\w*|seconds?)\b"
                    r"|\bпочасов\w*|\bчасов(ая|ой|ую)\s+(ставк|цен|оплат)\w*)")
 # when, not how long: "next week", «на следующей неделе», "this month", «через неделю», "in two weeks"
 _WHEN = re.compile(r"(?i)(\b(next|this|coming|following|last|previous|every|each)\s+(week|month|day)\w*"
                    r"|\b(следующ|эт|прошл|кажд|ближайш)\w*\s+(недел|месяц|дн|день|сутк)\w*"
                    r"|\bчерез\s+(\w+\s+)?(недел|месяц|дн|день|час)\w*|\bin\s+(a|one|two|\d+)\s+(weeks?|months?|days?)\b"
-                   r"|\b(on|by|from|starting)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)")
+                   r"|\b(on|by|from|starting)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+                   # greetings are not durations: «добрый день», "good day"
+                   r"|\bдобр\w*\s+(день|дня|утр\w*|вечер\w*)|\bgood\s+(day|morning|evening)\b)")
 # "for 500 years", «на 2 года»: a unit the price list does not sell, read only to say so
 _YEARS = re.compile(r"(?i)\b(\d{1,6}|a|one|один|одн\w*)\s*(years?|yrs?|год\w*|лет)\b")
 # "со скидкой", "with a discount", "reserved": a committed term
@@ -118,6 +122,15 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)\bbudet\b"), "будет"), (re.compile(r"(?i)\barend[aeuy]\b"), "аренда"),
     (re.compile(r"(?i)\b(ts|c)ena\b"), "цена"), (re.compile(r"(?i)\bposchitai\b"), "посчитай"),
     (re.compile(r"(?i)\bvlez\w*"), "влезет"), (re.compile(r"(?i)\bpotyan\w*"), "потянет"),
+    # model families in Cyrillic («гемма 3 27b», «лама 70б», «квен»): the catalog's names are Latin
+    (re.compile(r"(?i)\b(гемм|джемм)[аеуы]\b"), "gemma"), (re.compile(r"(?i)\bл+ам[аеуы]\b"), "llama"),
+    (re.compile(r"(?i)\bквен\w*"), "qwen"), (re.compile(r"(?i)\bмистрал[ьяею]?\b"), "mistral"),
+    (re.compile(r"(?i)\bмикстрал[ьяею]?\b"), "mixtral"), (re.compile(r"(?i)\bдипс[иеи]к\w*"), "deepseek"),
+    (re.compile(r"(?i)\b(висп|вишп)[еи]р\w*"), "whisper"), (re.compile(r"(?i)\bфлюкс\w*|\bфлакс\w*"), "flux"),
+    (re.compile(r"(?i)\b(\d{1,4})\s*[бb](?![\w/])"), r"\1b"),  # «70б» (not «3090 б/у»)
+    # a version typed in Cyrillic after the family («deepseek р1», «в3»)
+    (re.compile(r"(?i)\b(deepseek|qwen|llama|gemma)(\s*-?\s*)р(\d)"), r"\1\2r\3"),
+    (re.compile(r"(?i)\b(deepseek|qwen|llama|gemma)(\s*-?\s*)в(\d)"), r"\1\2v\3"),
     (re.compile(r"[?!()«»\"“”]"), " "),
 )
 
@@ -188,12 +201,29 @@ def _sibling(spec: GPUSpec, variant: str, catalog: GPUCatalog) -> GPUSpec | None
 _UNIT = re.compile(r"^(gpus?|гпу\w*|cards?|карт\w*|видеокарт\w*|видюх\w*|карточ\w*|штук\w*|шт|pcs|units?|x)$")
 
 
+# «8 хватит?», "will 4 be enough": a number asked as enough is a count of the GPUs named
+_ENOUGH = re.compile(r"^(хватит|хватят|hvatit|hvatyat|достаточно|enough|suffice|sufficient|потянут|вывезут)$")
+_BE = frozenset({"be", "ли", "будет", "будут", "is", "are"})
+MAX_ENOUGH_COUNT = 64
+_PAIR_OF = re.compile(r"(?i)\b(a\s+)?pair\s+of\s+(them|those|these|cards|gpus)\b|\bпар[аеуы]\s+(штук|карт\w*|гпу)\b")
+
+
 def loose_count(text: str) -> int | None:
     tokens = _tokens(text)[:MAX_SCANNED_TOKENS]
-    for number, unit in itertools.pairwise(tokens):
+    for index, (number, unit) in enumerate(itertools.pairwise(tokens)):
         value = count_value(number)
-        if value is not None and _UNIT.match(unit):
+        if value is None:
+            continue
+        after = tokens[index + 2] if index + 2 < len(tokens) else ""
+        enough = value <= MAX_ENOUGH_COUNT and (_ENOUGH.match(unit) or (unit in _BE and _ENOUGH.match(after)))
+        if _UNIT.match(unit) or enough:  # "is a 5090 enough": a GPU's number, not a count
             return value
+    for unit, number in itertools.pairwise(tokens):  # «карта одна», "cards: 2"
+        value = count_value(number)
+        if value is not None and value <= MAX_ENOUGH_COUNT and _UNIT.match(unit) and unit != "x":
+            return value
+    if _PAIR_OF.search(text):  # "a pair of them"
+        return 2
     return None
 
 
@@ -211,15 +241,23 @@ _PRICING_FORMS: tuple[tuple[str, Pricing], ...] = (
     ("спот", Pricing.SPOT), ("прерыв", Pricing.SPOT), ("spot", Pricing.SPOT), ("interrupt", Pricing.SPOT),
     ("preempt", Pricing.SPOT), ("резерв", Pricing.COMMITTED), ("зарезерв", Pricing.COMMITTED),
     ("коммит", Pricing.COMMITTED), ("reserv", Pricing.COMMITTED), ("commit", Pricing.COMMITTED),
+    ("обязательств", Pricing.COMMITTED), ("он-деманд", Pricing.ON_DEMAND), ("ондеманд", Pricing.ON_DEMAND),
+    ("он-диманд", Pricing.ON_DEMAND),
 )
 
 
+# a pricing word after these is one the customer does not want («без спота», "not spot", "no reserved")
+_NEGATIONS = frozenset({"без", "не", "кроме", "no", "not", "without", "non", "never"})
+
+
 def read_pricing(text: str, has_duration: bool) -> Pricing | None:
+    previous = ""
     for token in tokenize(text):
-        word = token.strip(".?!")
+        word = token.strip(".?!,;")
         pricing = pricing_of(word) or next((p for stem, p in _PRICING_FORMS if word.startswith(stem)), None)
-        if pricing is not None:
+        if pricing is not None and previous not in _NEGATIONS:
             return pricing
+        previous = word.lower()
     if has_duration and _DISCOUNT.search(text):
         return Pricing.COMMITTED
     return None

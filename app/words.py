@@ -21,9 +21,13 @@ CALCULATE = re.compile(
     r"|\bestimate\w*|calculat\w*|\btotal\b|сколько\s+(будет|выйдет|я\s+)?(заплач\w*|плат\w*)|сколько\s+(будет|выйдет)"
     r"|сколько\s+(\w+\s+){0,3}(выйдет|обойд\w+)|how\s+much\s+would\s+it\b"
     r"|how\s+much\s+(would|will|for|do\s+i\s+pay|would\s+i\s+pay)|what\s+would\s+\S+(\s+\S+)?\s+cost"
-    r"|\bbudget\b|бюджет)")
+    r"|\bbudget\b|бюджет|сколько\s+за\b|\b(rough|ballpark|approximate|total)\s+(cost|price|estimate|figure)"
+    r"|\bcost\s+(for|of)\s+(a|an|one|two|\d+)\b)")
 # a price asked in other words than the price list's own: «сколько это стоит», "how much is it"
 MONEY = re.compile(r"(?i)(сколько\s+(\w+\s+){1,3}(стоит|стоят|стоить)|how\s+much\s+(to|is\s+it|does\s+it)\b)")
+# the whole price list asked for: «прайс скиньте», "send me your rate card"
+PRICE_LIST = re.compile(r"(?i)(\bпрайс\w*|прайс-лист\w*|\bрасценк\w*|\bтарифы\b|\bprice\s*(list|sheet)s?\b|"
+                        r"\brate\s*(card|sheet|list)s?\b|\bpricing\s+(page|list|table)\b|\btariffs\b)")
 COMPARE = re.compile(
     r"(?i)(\bvs\.?\b|\bversus\b|\bили\b|\bor\b|\bлучше\b|\bхуже\b|быстрее|медленнее|мощнее|\bfaster\b|\bslower\b"
     r"|\bbetter\b|\bworse\b|сравн\w*|\bcompar\w*|отлича\w*|\bdiffer\w*|разниц\w*|\bпротив\b|больше\s+памяти"
@@ -37,6 +41,7 @@ class Signals:
         self.semantic = semantic
         self.price = bool(PRICE_QUESTION.search(text) or MONEY.search(text))
         self.calculate = bool(CALCULATE.search(text))
+        self.price_list = bool(PRICE_LIST.search(text))
         self.rental = bool(RENTAL_WORDS.search(text))
         self.compare = bool(COMPARE.search(text))
         self.rate = bool(RATE.search(text))

@@ -72,6 +72,11 @@ def _analyzer() -> pymorphy3.MorphAnalyzer:
         return _morph
 
 
+def is_russian_word(word: str) -> bool:
+    """A word of the Russian dictionary in any form («серверами»); slang and typos are not («видюха»)."""
+    return bool(_analyzer().word_is_known(word.lower()))
+
+
 def fold(text: str) -> str:
     """Lower case, ё→е, and a bounded length: the form every comparison works on."""
     return text[:MAX_QUERY_CHARS * 20].lower().replace("ё", "е")

@@ -6,6 +6,7 @@ are rebuilt when a catalog file changes. Results are data; the fronts render the
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 from gpu.data import GpuData
@@ -45,13 +46,17 @@ class FitService:
     def currency(self) -> str:
         return self.data.prices.current().currency
 
-    def fit(self, text: str, model: ModelSpec | None = None) -> FitResult:
-        """Parse and evaluate; raises FitInputError (a phrase and suggestions)."""
+    def fit(self, text: str, model: ModelSpec | None = None, gpu_count: int | None = None) -> FitResult:
+        """Parse and evaluate; raises FitInputError (a phrase and suggestions). ``gpu_count``: a count the
+        caller read where the grammar does not look («h100 … 8 хватит?»), used when the text states none."""
         engine, parser = self._parts()
         try:
             parsed = parser.parse(text, model=model)
         except ModelInputError as exc:
             raise FitInputError(exc.phrase.key, **exc.phrase.params) from None
-        result = engine.evaluate(parsed.request)
+        request = parsed.request
+        if gpu_count is not None and 1 <= gpu_count <= 64 and not request.count_given and request.gpu is not None:
+            request = dataclasses.replace(request, gpu_count=gpu_count, count_given=True)
+        result = engine.evaluate(request)
         result.notes.extend(parsed.notes(parser))
         return result

@@ -143,3 +143,35 @@ async def test_without_the_semantic_router_slots_and_rules_still_route() -> None
     assert isinstance(await bare.reply("can I run deepseek-r1 671b on 8x H200?"), FitReply)
     assert isinstance(await bare.reply("сколько будет стоить 4 x A100 на 2 недели?"), QuoteReply)
     assert isinstance(await bare.reply("что такое NVLink?"), GlossaryReply)
+
+
+@pytest.mark.parametrize(("text", "topic"), [
+    ("do you bill by the second?", "billing"),
+    ("какой минимальный срок аренды?", "billing"),
+    ("вернёте деньги за неиспользованные дни?", "billing"),
+    ("what happens to my job if the spot instance is reclaimed", "spot"),
+    ("спотовую карту могут забрать посреди обучения?", "spot"),
+])
+async def test_how_time_is_billed_is_the_quote_engines_rule(pipeline: ReplyPipeline, text: str, topic: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, LifecycleReply) and reply.routing.intent == "rule", reply
+    assert reply.answer is not None and reply.answer.topic == topic
+    rendered = render_text(reply, pipeline.data)
+    assert "started hour" in rendered or "начатый час" in rendered
+
+
+async def test_a_slow_answer_complained_about_is_not_a_billing_question(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("ты отвечаешь по минуте, почему так долго")
+    assert not isinstance(reply, LifecycleReply | CatalogReply), reply
+
+
+@pytest.mark.parametrize("text", ["ывапролджэ", "qwerty asdfgh", "ыврпаолд жэжэ ыыыы", "жщшгнек длорпа"])
+async def test_keys_hit_at_random_get_one_clear_line(pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, RefusalReply) and reply.reason.key == "pipeline_no_words", reply
+
+
+async def test_the_ada_in_a_gpus_name_is_not_a_spec_question(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("сколько выйдет rtx 6000 ada с понедельника?")
+    assert isinstance(reply, ClarifyReply) and reply.missing == "duration", reply
+

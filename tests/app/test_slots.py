@@ -29,6 +29,26 @@ def test_slots_of_customer_messages(text: str, expected: dict[str, object]) -> N
     assert read_slots(text, FIT).to_json() == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # model families typed in Cyrillic, a version letter too
+    ("потянет ли пара 4090 ламу 3.1 70б", {"model": "llama-3.1-70b", "gpus": ["rtx-4090"], "count": 2}),
+    ("дипсик р1 влезет в 8 h200?", {"model": "deepseek-r1", "gpus": ["h200"], "count": 8}),
+    # a pricing word the customer does not want, on-demand in Cyrillic, a commitment in other words
+    ("две h100 на неделю, не спот", {"gpus": ["h100-sxm"], "count": 2, "hours": 168}),
+    ("4 l40s на месяц, без резерва, он-деманд", {"gpus": ["l40s"], "count": 4, "hours": 720, "pricing": "on-demand"}),
+    ("одна h200 на месяц с обязательством", {"gpus": ["h200"], "count": 1, "hours": 720, "pricing": "committed"}),
+    # a count written apart from the GPU: asked as enough, after the unit, "a pair of them"
+    ("qwen 72b на h100, 4 хватит?", {"model": "qwen2.5-72b", "gpus": ["h100-sxm"], "count": 4}),
+    ("is a 5090 enough for sdxl", {"model": "sdxl", "gpus": ["rtx-5090"]}),
+    ("mixtral 8x7b на a100, карты две", {"model": "mixtral-8x7b", "gpus": ["a100-80gb"], "count": 2}),
+    # a greeting and a rate are not durations
+    ("Добрый день! Нужно 2 h200 на неделю", {"gpus": ["h200"], "count": 2, "hours": 168}),
+    ("почем час l4?", {"gpus": ["l4"]}),
+])
+def test_slots_written_the_way_customers_write(text: str, expected: dict[str, object]) -> None:
+    assert read_slots(text, FIT).to_json() == expected
+
+
 def test_a_price_per_hour_is_a_rate_not_a_one_hour_rental() -> None:
     for text in ("сколько стоит H100 в час?", "h100 price per hour", "what's the hourly rate of an a100"):
         assert read_slots(text, FIT).duration is None, text
