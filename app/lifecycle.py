@@ -158,6 +158,7 @@ BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+par
               r"тарифиц|неполн\w*\s+час|"
               r"начат\w*\s+час|округл|\bминимальн\w*\s+(\w+\s+)?(срок|время|период|аренд|заказ|оплат|длительн)|"
               r"\bминимум\s+(на\s+)?(сколько|какой)|(самый\s+)?(короткий|маленький)\s+срок|"
+              r"как\s+часто\s+(\w+\s+)?(списыва|спиш|снима|плат|оплач|выставля)|how\s+often\s+(\w+\s+){0,2}(charg|bill|pay)|"
               # money back for time not used
               r"\brefund|money\s+back|\bunused\s+(time|hours?|days?)|\bprorat|возвра\w*\s+(\w+\s+){0,3}?(деньг|средств|оплат)|"
               r"верн[её]т\w*\s+(\w+\s+){0,2}?(деньг|средств)|неиспользованн\w*\s+(час|врем|дн|сут|срок)")
@@ -187,6 +188,9 @@ def billing_topic(text: str) -> BillingTopic | None:
     return None
 
 
+HOW_SHORT = _re(r"^\W*(how\b|как\b|где\b|where\b|can\s+i\b|можно\s+ли\b)")
+
+
 def lifecycle_topic(text: str) -> LifecycleTopic | None:
     """The rental-management question a message asks, or None (the whole message at once, not per sentence:
     «я арендовал на неделю. Можно продлить?» is one question about extending).
@@ -213,7 +217,9 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
         return "extend"
     if end and (rental or period) and AUTOMATIC.search(text):  # "does it stop by itself when the term ends?"
         return "end_of_term"
-    if STOP.search(text) and rental and not other:
+    # "how do i cancel": a short how-question about stopping needs no word for the rental
+    asked_how = len(text.split()) <= 6 and HOW_SHORT.search(text) is not None
+    if STOP.search(text) and (rental or asked_how) and not other:
         return "stop"
     if end and (rental or period) and not other:
         return "end_of_term"

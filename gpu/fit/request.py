@@ -518,7 +518,13 @@ class RequestParser:
                     continue
                 spec = self.models.find(" ".join(w for _, w in run))
                 if spec:
-                    return spec, words[:start] + words[start + width:]
+                    rest = words[:start] + words[start + width:]
+                    if width == 1 and self._other_size(spec, rest) is not None:
+                        break  # "mistral nemo 12b": a family alias, but a size it is not; read the size below
+                    return spec, rest
+            else:
+                continue
+            break
         family_size = self._family_and_size(words)
         if family_size is not None:
             return family_size
@@ -543,6 +549,15 @@ class RequestParser:
             word = next(w for _, w in words if LOOKS_LIKE_GPU.match(w))
             raise FitInputError("fit_err_unknown_gpu_no_model", self.gpus.suggestions(word), name=word)
         raise FitInputError("fit_err_unknown_model", suggestions, name=candidate)
+
+    @staticmethod
+    def _other_size(spec: ModelSpec, words: list[tuple[int, str]]) -> int | None:
+        """A parameter count written beside a model's name that is not that model's (off by over a quarter)."""
+        for _, word in words:
+            params = parse_param_count(word)
+            if params is not None and spec.params and abs(params - spec.params) > 0.25 * spec.params:
+                return params
+        return None
 
     def _family_and_size(self, words: list[tuple[int, str]]
                          ) -> tuple[ModelSpec, list[tuple[int, str]]] | None:

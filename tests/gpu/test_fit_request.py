@@ -54,6 +54,15 @@ def test_size_only_model(service: FitService) -> None:
     assert any("estimated" in note for note in notes_en(result))
 
 
+def test_a_family_name_with_a_size_it_does_not_have_is_the_size_not_the_family_default(
+        service: FitService) -> None:
+    """"mistral nemo 12b": the catalog's "mistral" is the 7B; computing the 7B would answer another model."""
+    request = service.parser.parse("mistral nemo 12b on rtx-3090").request
+    assert request.model.estimated and request.model.params == 12_000_000_000
+    assert service.parser.parse("mistral 7b on rtx-3090").request.model.id == "mistral-7b"
+    assert service.parser.parse("mistral on l4").request.model.id == "mistral-7b"
+
+
 @pytest.mark.parametrize(("text", "message", "suggestion"), [
     ("lama-3.1-70b on h100", "Unknown model", "llama-3.1-70b"),
     ("qwen2.5-7b on h1000", "Unknown GPU", "h100-sxm"),
