@@ -277,6 +277,8 @@ class ReplyPipeline:
             return Decision("price")
         if not has_gpu and not has_model and self._unreadable(text):  # «ыврпаолд жэжэ»: typed at random
             return Decision("refusal", refusal="unreadable")
+        if words.insult and not has_gpu and not has_model and not has_duration:  # an insult asks nothing
+            return Decision("refusal", refusal="hostile")
         if semantic is not None and not has_gpu and not has_model:
             if sem in SMALL_TALK and semantic.score >= SMALL_TALK_MIN_SCORE and words.lead(sem) >= CLEAR_MARGIN \
                     and not QUOTED.search(text):  # "translate 'good morning'": quoted words are not said to us
@@ -335,7 +337,8 @@ class ReplyPipeline:
         if route == "smalltalk":
             return SmallTalkReply(text, lang, routing, decision.smalltalk or "help")  # type: ignore[arg-type]
         if route == "refusal":
-            reason = "pipeline_no_words" if decision.refusal == "unreadable" else "pipeline_off_topic"
+            reason = {"unreadable": "pipeline_no_words", "hostile": "pipeline_hostile"}.get(
+                decision.refusal or "", "pipeline_off_topic")
             return RefusalReply(text, lang, routing, Phrase.of(reason))
         semantic = routing.semantic
         topical = semantic is not None and semantic.route == "glossary" and semantic.margin >= CLEAR_MARGIN

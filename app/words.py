@@ -52,6 +52,8 @@ class Signals:
         self.discount = bool(DISCOUNT.search(text))
         self.how = bool(HOW.search(text))
         self.injection = bool(INJECTION.search(text))
+        # said to us: «ты тупая железка», "you're a scam" — not "stupid question, but what is…"
+        self.insult = bool(INSULT.search(text) and INSULT_TARGET.search(text))
 
     def lead(self, route: str | None) -> float:
         return self.semantic.lead(route) if self.semantic is not None and route else 0.0
@@ -92,6 +94,14 @@ INJECTION = re.compile(
     r"(instructions|rules|prompts?)|system\s+prompt|(забудь|игнорируй|проигнорируй)\s+(вс[её]\s+|все\s+|свои\s+)*"
     r"(предыдущ\w*\s+)?(инструкци|правил|указани)\w*|системн\w*\s+(промпт|подсказк|инструкци)\w*"
     r"|\bjailbreak\b|\bDAN\s+mode\b|developer\s+mode)")
+# an insult, not a complaint about an answer («тупая железка», "piece of garbage"); «бесполезный», "useless",
+# "slow" are complaints and get the small-talk apology
+INSULT = re.compile(
+    r"(?i)(\bтуп(ой|ая|ое|ые|ица)\b|\bидиот\w*|\bдебил\w*|\bкретин\w*|\bмусор\w*|\bхрен[ьи]\b|\bдерьм\w*|\bговн\w*|"
+    r"\bмошенник\w*|\bразвод(ил\w*|илово)\b|\bжелез(ка|яка|яку|ку)\b|\bstupid\b|\bdumb\b|\bidiot\w*|\bmoron\w*|"
+    r"\btrash\b|\bgarbage\b|\bscam(mers?)?\b|\bfraud\w*|piece\s+of\s+(shit|crap|junk)|\bcrap\b)")
+INSULT_TARGET = re.compile(r"(?i)(\bты\b|\bвы\b|\bтеб[яе]\b|\bвас\b|\bваш\w*|\bбот\w*|\bжелез(ка|яка)|"
+                           r"\byou\b|\byou'?re\b|\byour\b|\bu\b|\bbot\b|\bassistant\b)")
 AVAILABILITY = re.compile(
     r"(?i)(арендова\w*|арендуе\w*|есть\s+(ли\s+)?у\s+вас|у\s+вас\s+(есть|бывают|имеются)|сда[её]т\w*|в\s+наличии"
     r"|в\s+аренд\w*|\brentable\b|\b(do|can)\s+(you|u)(\s+guys|\s+folks|\s+all)?\s+(have|offer|rent|provide)\b"

@@ -175,3 +175,16 @@ async def test_the_ada_in_a_gpus_name_is_not_a_spec_question(pipeline: ReplyPipe
     reply = await pipeline.reply("сколько выйдет rtx 6000 ada с понедельника?")
     assert isinstance(reply, ClarifyReply) and reply.missing == "duration", reply
 
+
+
+@pytest.mark.parametrize("text", ["ну ты и тупица, бот", "your bot is garbage", "вы развод, а не сервис, мошенники"])
+async def test_an_insult_gets_a_calm_redirect_not_the_glossary(pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, RefusalReply) and reply.reason.key == "pipeline_hostile", reply
+
+
+@pytest.mark.parametrize("text", ["stupid question, but what is a kv cache?", "this bot is useless today",
+                                  "тупой бот, сколько стоит h100 на неделю?"])
+async def test_a_rude_word_does_not_cost_the_answer(pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert not isinstance(reply, RefusalReply), reply
