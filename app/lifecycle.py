@@ -166,13 +166,14 @@ BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+par
 SPOT = _re(r"\bспот\w*|\bspot\b|прерываем|interruptib|preemptib")
 RECLAIMED = _re(r"отобр|отбер|отним|забер[уе]т|забрать|прерв(ут|ать|ет|ал|ан)|прерыва(ют|ет|ть|ни)|выкин|выгон|"
                 r"вытесн|отключ\w*\s+посреди|остановят|\binterrupt(ed|ion|s)?\b|\bpreempt(ed|ion|s)?\b|\breclaim|"
-                r"\bevict|taken\s+(away|back)|kick\w*\s+(\w+\s+)?(off|out)|"
+                r"\bevict|taken\s+(away|back)|kick\w*\s+(\w+\s+)?(off|out)|\byank|\bpulled\b|\bterminated\b|"
+                r"\bcut\s+off|отруб|вырубят|снимут|"
                 r"\bget\s+killed|shut\s+down\s+(on|by)\s+(you|them)|take\s+(it|the\s+\w+)\s+(away|back)")
 
 
 # a unit of time that is a billing unit only when paying is the subject ("answers take a minute" is not)
 TIME_UNIT = _re(r"\bper\s+(minute|second)|\bby\s+the\s+(minute|second)|посекундн|поминутн|"
-                r"\b(за|по)\s+(каждую\s+)?(минут|секунд)")
+                r"\b(за|по)\s+(кажд\w+\s+)?(начат\w+\s+)?(минут|секунд)|почасов\w*\s+оплат|оплат\w*\s+почасов")
 PAYING = _re(r"плат|оплат|тариф|списыв|спиш|сч[её]т|деньг|\bpa(y|id)|charg|cost|\bbill|invoice|стоим")
 
 

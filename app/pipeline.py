@@ -104,6 +104,8 @@ def is_keyboard_mash(text: str) -> bool:
 
 
 _CYRILLIC_WORD = re.compile(r"[а-яё]{3,}", re.IGNORECASE)
+_LATIN_WORD = re.compile(r"[a-z]{3,}", re.IGNORECASE)
+_VOWEL = re.compile(r"[aeiouy]")
 # what customers type that the dictionary lacks (the glossary's own words are checked besides)
 KNOWN_SLANG = frozenset({"видюха", "видюхи", "видюху", "видюхой", "сервак", "сервака", "серваки", "гпу", "гпух",
                          "гпуха", "квен", "лама", "ламу", "дипсик", "пасиб", "пасибо", "спасибки", "норм", "плиз",
@@ -220,7 +222,7 @@ class ReplyPipeline:
             return Decision("quote")
         off_topic = sem == "off_topic" and words.lead(sem) >= CLEAR_MARGIN
         # how time is billed, spot capacity taken back: the quote engine's rules (a model named: a fit question)
-        if billing_topic(text) is not None and not has_model and not off_topic:
+        if billing_topic(text) is not None and not has_model and not off_topic and not (has_gpu and words.price):
             return Decision("rule")
         # how to stop, extend, start again: the product's rules, unless the question is about paying
         if topic is not None and not words.payment and not has_model and not off_topic \
@@ -234,7 +236,9 @@ class ReplyPipeline:
             return Decision("compare")
         if has_model and has_gpu and not money:
             return Decision("fit")
-        chat = sem in ("off_topic", *SMALL_TALK) and words.lead(sem) >= CLEAR_MARGIN
+        if has_model and distinct >= 2 and not has_duration and words.compare:
+            return Decision("fit")  # «gemma 12b: 4090 или l4 по деньгам?»: the fit on each, prices beside
+        chat = sem in ("off_topic", *SMALL_TALK) and words.lead(sem, SMALL_TALK) >= CLEAR_MARGIN
         if is_definition_question(text) and not has_gpu and not has_model and not slots.duration and not chat:
             return Decision("glossary")  # «что такое спот-инстанс?»: a concept, whatever words it has
         priced = money or words.discount or words.price_list or (
@@ -280,7 +284,8 @@ class ReplyPipeline:
         if words.insult and not has_gpu and not has_model and not has_duration:  # an insult asks nothing
             return Decision("refusal", refusal="hostile")
         if semantic is not None and not has_gpu and not has_model:
-            if sem in SMALL_TALK and semantic.score >= SMALL_TALK_MIN_SCORE and words.lead(sem) >= CLEAR_MARGIN \
+            if sem in SMALL_TALK and semantic.score >= SMALL_TALK_MIN_SCORE \
+                    and words.lead(sem, SMALL_TALK) >= CLEAR_MARGIN \
                     and not QUOTED.search(text):  # "translate 'good morning'": quoted words are not said to us
                 return Decision("smalltalk", smalltalk=sem)
             if sem == "off_topic" and semantic.score >= OFF_TOPIC_MIN_SCORE and words.lead(sem) >= CLEAR_MARGIN:
@@ -294,13 +299,15 @@ class ReplyPipeline:
     def _unreadable(self, text: str) -> bool:
         """A short message of Cyrillic letters none of which is a Russian word, a slang word customers use
         or a word of the glossary: typed at random, not a question (asked last, after every route had its say)."""
-        if re.search(r"[A-Za-z0-9]", text) or len(text.split()) > 4:
+        if re.search(r"[0-9]", text) or len(text.split()) > 4:
             return False
         found = [word.lower().replace("ё", "е") for word in _CYRILLIC_WORD.findall(text)]
+        latin = [word.lower() for word in _LATIN_WORD.findall(text)]
         if not found:
-            return False
+            return False  # English alone is read by the router; a Latin word here only if Cyrillic is there too
         vocabulary = self.intents.rules.vocabulary()
-        return not any(is_russian_word(word) or word in KNOWN_SLANG or word in vocabulary for word in found)
+        return not any(is_russian_word(word) or word in KNOWN_SLANG or word in vocabulary for word in found) \
+            and not any(_VOWEL.search(word) for word in latin)  # "ldkfj" beside «ыыыы»: no vowel, no word
 
     # ---- building the reply -----------------------------------------------------------------------------
     def _build(self, text: str, lang: Lang, decision: Decision, routing: Routing, previous: Sequence[str]) -> Reply:

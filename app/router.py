@@ -110,9 +110,10 @@ class RouteScores:
     def of(self, route: str) -> float:
         return next((score for name, score in self.ranked if name == route), 0.0)
 
-    def lead(self, route: str) -> float:
-        """How far ``route`` is ahead of the best other route (negative when behind)."""
-        best_other = max((score for name, score in self.ranked if name != route), default=0.0)
+    def lead(self, route: str, kin: tuple[str, ...] = ()) -> float:
+        """How far ``route`` is ahead of the best other route (negative when behind); routes in ``kin`` are
+        not rivals (a complaint close to "who are you" is small talk either way)."""
+        best_other = max((score for name, score in self.ranked if name != route and name not in kin), default=0.0)
         return self.of(route) - best_other
 
 

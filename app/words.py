@@ -22,7 +22,8 @@ CALCULATE = re.compile(
     r"|сколько\s+(\w+\s+){0,3}(выйдет|обойд\w+)|how\s+much\s+would\s+it\b"
     r"|how\s+much\s+(would|will|for|do\s+i\s+pay|would\s+i\s+pay)|what\s+would\s+\S+(\s+\S+)?\s+cost"
     r"|\bbudget\b|бюджет|сколько\s+за\b|\b(rough|ballpark|approximate|total)\s+(cost|price|estimate|figure)"
-    r"|\bcost\s+(for|of)\s+(a|an|one|two|\d+)\b)")
+    r"|\bcost\s+(for|of)\s+(a|an|one|two|\d+)\b|\b(a|the)\s+(number|figure|ballpark)\s+for\b"
+    r"|what'?s\s+it\s+(gonna|going\s+to)\s+(be|cost))")
 # a price asked in other words than the price list's own: «сколько это стоит», "how much is it"
 MONEY = re.compile(r"(?i)(сколько\s+(\w+\s+){1,3}(стоит|стоят|стоить)|how\s+much\s+(to|is\s+it|does\s+it)\b)")
 # the whole price list asked for: «прайс скиньте», "send me your rate card"
@@ -55,8 +56,8 @@ class Signals:
         # said to us: «ты тупая железка», "you're a scam" — not "stupid question, but what is…"
         self.insult = bool(INSULT.search(text) and INSULT_TARGET.search(text))
 
-    def lead(self, route: str | None) -> float:
-        return self.semantic.lead(route) if self.semantic is not None and route else 0.0
+    def lead(self, route: str | None, kin: tuple[str, ...] = ()) -> float:
+        return self.semantic.lead(route, kin) if self.semantic is not None and route else 0.0
 
     def single_hour_rate(self, slots: Slots) -> bool:
         """«сколько стоит час A100»: the hourly price, not a one-hour rental to compute."""
@@ -65,15 +66,15 @@ class Signals:
 
 # what a fit question sounds like, in any words: the semantic router covers the rest
 FIT_WORDS = re.compile(
-    r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит|завед[её]тся"
-    r"|подн(ять|иму|им)\w*|развернуть|дообуч\w*|обуч\w*|файнтюн\w*|инференс\w*|\bfits?\b|\brun\b|\brunning\b"
+    r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|вытян\w*|вывез\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит"
+    r"|завед[её]тся|подн(ять|иму|им)\w*|развернуть|дообуч\w*|обуч\w*|файнтюн\w*|инференс\w*|\bfits?\b|\brun\b|\brunning\b"
     r"|\bserve\b|\bserving\b|\bhost\b|\bload\b|\bwork\b|\bhandle\b|\bvram\b|\bmemory\b|памят\w*|\bнужн\w*|\bнуж(ен|на|но|ны)\b|\bпод\b|\bneed\b"
     r"|fine[\s-]?tun\w*|\btrain\w*|\blora\b|\bqlora\b|\binference\b|\bдля\b|\bfor\b|\bна\s+ч[её]м\b|\bwhich\s+gpu"
     r"|какую\s+(карт|gpu|видеокарт))")
 # a model runs, trains or is served on a GPU: "will it run", «потянет», «запустится», «влезет»
 STRONG_FIT = re.compile(
-    r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит|завед[её]тся"
-    r"|дообуч\w*|файнтюн\w*|\bfits?\b|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*)")
+    r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|вытян\w*|вывез\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит"
+    r"|завед[её]тся|дообуч\w*|файнтюн\w*|\bfits?\b|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*)")
 RATE = re.compile(r"(?i)((в|за|per|an?)\s+(час|hour|hr)\b|hourly|почасов|/\s*(h|hr|час)\b|\bчас\s+(аренды\s+)?\w+"
                   r"|\bстоит\s+час\b)")
 PAYMENT = re.compile(r"(?i)(плат\w*|плач\w*|биллинг\w*|оплат\w*|деньг\w*|списыва\w*|списан\w*|возврат\w*"
@@ -93,7 +94,10 @@ INJECTION = re.compile(
     r"(?i)((ignore|disregard|forget)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier)?\s*"
     r"(instructions|rules|prompts?)|system\s+prompt|(забудь|игнорируй|проигнорируй)\s+(вс[её]\s+|все\s+|свои\s+)*"
     r"(предыдущ\w*\s+)?(инструкци|правил|указани)\w*|системн\w*\s+(промпт|подсказк|инструкци)\w*"
-    r"|\bjailbreak\b|\bDAN\s+mode\b|developer\s+mode)")
+    r"|\bjailbreak\b|\bDAN\s+mode\b|developer\s+mode|pretend\s+(that\s+)?you\s+(have\s+no|are\s+not|aren'?t)"
+    r"|\byou\s+have\s+no\s+(restrictions|rules|filters)\b|\b(admin|root)\s+(password|credentials)"
+    r"|(пароль|доступ)\s+(от\s+)?(админ\w*|сервер\w*|root)|представь,?\s+что\s+(у\s+тебя\s+)?нет\s+(ограничений|правил)"
+    r"|без\s+цензуры\b)")
 # an insult, not a complaint about an answer («тупая железка», "piece of garbage"); «бесполезный», "useless",
 # "slow" are complaints and get the small-talk apology
 INSULT = re.compile(
