@@ -232,6 +232,17 @@ class ReplyPipeline:
             return Decision("rule")
         if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model:
             return Decision("lifecycle")
+        # the router hears a glossary question and it asks how or why: a GPU or model named in passing is
+        # context («учим на a100 в fp16, лезут nan — что даст bf16?»), not the question
+        lead = words.lead(sem)
+        glossary_heard = sem == "glossary" and (lead >= CLEAR_MARGIN or (lead > 0 and words.explain))
+        if semantic is not None and not has_model and sem != "glossary":
+            # no model named, so no fit to compute: a how/why question the router hears as glossary nearly
+            # as well as its best route is the glossary's
+            glossary_heard = semantic.of("glossary") >= semantic.score - CLEAR_MARGIN
+        if glossary_heard and words.explain and not money and not has_duration \
+                and not (words.strong_fit and has_model):
+            return Decision("glossary")
         if distinct >= 2 and not has_model and not has_duration and (words.compare or sem == "compare"):
             return Decision("compare")
         if has_model and has_gpu and not money:
@@ -284,7 +295,9 @@ class ReplyPipeline:
         if words.insult and not has_gpu and not has_model and not has_duration:  # an insult asks nothing
             return Decision("refusal", refusal="hostile")
         if semantic is not None and not has_gpu and not has_model:
-            if sem in SMALL_TALK and semantic.score >= SMALL_TALK_MIN_SCORE \
+            # a long how/why question mentioning "бот" is about a concept, not small talk with us
+            long_question = words.explain and len(text.split()) > 10
+            if sem in SMALL_TALK and semantic.score >= SMALL_TALK_MIN_SCORE and not long_question \
                     and words.lead(sem, SMALL_TALK) >= CLEAR_MARGIN \
                     and not QUOTED.search(text):  # "translate 'good morning'": quoted words are not said to us
                 return Decision("smalltalk", smalltalk=sem)

@@ -52,6 +52,7 @@ class Signals:
         self.payment = bool(PAYMENT.search(PAID_PERIOD.sub(" ", text)))
         self.discount = bool(DISCOUNT.search(text))
         self.how = bool(HOW.search(text))
+        self.explain = bool(EXPLAIN.search(text))
         self.injection = bool(INJECTION.search(text))
         # said to us: «ты тупая железка», "you're a scam" — not "stupid question, but what is…"
         self.insult = bool(INSULT.search(text) and INSULT_TARGET.search(text))
@@ -89,6 +90,12 @@ HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\ba
 # "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»
 PAID_PERIOD = re.compile(r"(?i)(оплаченн\w*\s+(период|срок)\w*|paid\s+(period|term|time))")
 HOW = re.compile(r"(?i)(\bкак\b|\bhow\b|\bгде\b|\bwhere\b|через|\bvia\b|\binstead\b|можно\s+ли|\bcan\s+i\b)")
+# a concept asked about: how it works, why, what it gives, what differs («учу на 4090, вылетает OOM — как это
+# работает?»): a GPU named in passing does not make it a question about that GPU
+EXPLAIN = re.compile(r"(?i)(\bпочему\b|\bзачем\b|\bкак\s+(это|оно|они)\s+работа|\bкак\s+(её|ее|его|их|это)\s+\w+|"
+                     r"что\s+(это\s+)?(вообще\s+)?да(ст|ёт|ет)|чем\s+(они\s+)?отлича|в\s+ч[её]м\s+разниц|"
+                     r"как(ой|ая|ое)\s+(\w+\s+)?(параметр|компонент|механизм|настройк)\w*|\bwhy\b|\bhow\s+does\b|\bhow\s+do\s+(i|we)\b|"
+                     r"what'?s?\s+(is\s+)?the\s+(actual\s+)?difference|what\s+are\s+the\s+options|\bworth\s+it\b)")
 # attempts to re-instruct the bot: a security policy, not a route to learn
 INJECTION = re.compile(
     r"(?i)((ignore|disregard|forget)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier)?\s*"

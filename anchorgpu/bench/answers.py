@@ -42,8 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("answers", help="faithfulness of answers on the labelled set, model vs extractive")
     parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: LLM_MODEL_PATH)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N items (0: all)")
+    parser.add_argument("--file", type=Path, default=None,
+                        help="another labelled set in the same format (default: tests/eval/faithfulness.yaml)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: model,extractive")
     parser.add_argument("--failures", action="store_true", help="list the items that were not correct")
+    parser.add_argument("--answers", action="store_true", help="list every item's answer, to be read")
     parser.add_argument("--baseline", action="store_true",
                         help="also time, on each generated item, the first token of its first prompt on a second "
                              "model without the prompt cache and without verification (the TTFT before either)")
@@ -63,12 +66,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     embedders = [e.strip() for e in args.embedders.split(",") if e.strip()]
     print_json(asyncio.run(_bench(args.model, max(0, args.limit), modes, args.failures, embedders,
-                                   args.timings, args.baseline)))
+                                   args.timings, args.baseline, args.file, args.answers)))
     return 0
 
 
 async def _bench(model: Path | None, limit: int, modes: list[str], failures: bool,
-                 embedders: list[str], timings: bool = False, baseline: bool = False) -> dict[str, Any]:
+                 embedders: list[str], timings: bool = False, baseline: bool = False,
+                 eval_file: Path | None = None, answers: bool = False) -> dict[str, Any]:
     # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
     from app.faithfulness_facts import catalog_facts
     from app.services import Services
@@ -86,7 +90,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
         settings = settings.model_copy(update={"llm": LLMSettings(
             **{**settings.llm.model_dump(), "model_path": model, "base_url": None})})
     services = Services.create(settings)
-    items = load_faithfulness_set().items
+    items = (load_faithfulness_set(eval_file) if eval_file is not None else load_faithfulness_set()).items
     items = items[:limit] if limit else items
     facts = catalog_facts(services.data)
     # a catalog answer's numbers must be in the catalog: it is the source those answers cite
@@ -112,6 +116,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                     answerer = Answerer(retriever, None, conversations=history, top_k=settings.rag.top_k,
                                         unavailable_reason="extractive mode")
                 verdicts, produced, ttft, first_tokens, wrong, timed = [], Counter[str](), [], [], [], []
+                every: list[dict[str, Any]] = []
                 generated: list[tuple[str, list[Any]]] = []  # the answered items' questions and histories
                 started = time.monotonic()
                 for item in items:
@@ -132,6 +137,10 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                         timed.append({"id": item.id, "first_token_s": round(token_s, 3),
                                       "first_verified_s": round(first_s, 3)})
                         generated.append((item.question, earlier_turns))
+                    if answers:
+                        every.append({"id": item.id, "question": item.question, "status": status,
+                                      "correct": verdict.correct, "contradicted": bool(verdict.violations),
+                                      "answer": text[:600]})
                     if failures and not verdict.correct:
                         wrong.append({"id": item.id, "status": status, "missing": verdict.missing,
                                       "violations": verdict.violations,
@@ -170,6 +179,8 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                         percentile(ttft, 50) / percentile(before_tokens, 50), 3)
                 if failures:
                     report[mode]["failures"] = wrong
+                if answers:
+                    report[mode]["answers"] = every
                 if timings and timed:
                     report[mode]["timings"] = timed
         finally:

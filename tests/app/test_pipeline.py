@@ -201,3 +201,14 @@ async def test_a_rude_word_does_not_cost_the_answer(pipeline: ReplyPipeline, tex
 async def test_more_ways_customers_write(pipeline: ReplyPipeline, text: str, route: str) -> None:
     reply = await pipeline.reply(text)
     assert reply.routing.intent == route, reply
+
+
+@pytest.mark.parametrize("text", [
+    "тренирую на 3090, на backward стабильно OOM. слышал, активации можно пересчитывать — как это работает?",
+    "we fine-tune on a100s in fp16 and the loss goes nan; why would bf16 help, what is the difference?",
+    "в сервере 8 h100, модель не влезает в одну карту. как её разрезать, чтобы каждый слой шёл на всех картах?",
+])
+async def test_a_how_or_why_question_naming_a_gpu_in_passing_is_a_glossary_question(
+        pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, GlossaryReply), reply
