@@ -148,6 +148,12 @@ class LLMSettings(BaseSettings):
     queue_size: int = Field(32, ge=1)
     request_timeout_s: float = Field(120.0, gt=0)
     history_tokens: int = Field(768, ge=0)
+    # quote: answers are the glossary's own sentences that answer the question (retrieval picks them); the
+    #   model writes nothing. The default: with the bundled 0.5B model, free generation adds no answered
+    #   question on the labelled sets (`anchorgpu bench answers`: model and extractive rows alike) while the
+    #   verifier's mutation benchmark still lets wrong sentences through (`anchorgpu bench verifier`).
+    # generate: the model writes, every sentence checked against the glossary (for a stronger model).
+    answer_mode: Literal["quote", "generate"] = "quote"
 
 
 class RAGSettings(BaseSettings):

@@ -163,8 +163,11 @@ class Answerer:
                  temperature: float = 0.2, timeout_s: float = 120.0, unavailable_reason: str | None = None,
                  entries: Sequence[GlossaryEntry] | None = None,
                  caveats: Callable[[Sequence[GlossaryEntry]], tuple[Caveat, ...]] | None = None,
-                 renderings: Mapping[str, Rendering] | None = None) -> None:
+                 renderings: Mapping[str, Rendering] | None = None, generate: bool = True) -> None:
         self.retriever = retriever
+        # False: the model writes nothing; every answer is the glossary's sentences that answer the question
+        # (LLM_ANSWER_MODE=quote, the default for the bundled 0.5B model: see LLMSettings.answer_mode)
+        self.generate = generate
         self.renderings = dict(renderings or {})  # curated English of the entries (rag.renderings)
         self.caveats = caveats  # the disclaimers of the seeds an answer cites (rag.rules.RuleBook.caveats_for)
         self.backend = backend
@@ -198,7 +201,7 @@ class Answerer:
     async def warm_up(self) -> None:
         """Evaluate the static part of the prompt once, so the first real question finds it cached (and,
         with a prompt cache, the retry's Russian rules too)."""
-        if self.backend is None:
+        if self.backend is None or not self.generate:
             return
         ticket = self.queue.enqueue("warm-up")
         try:
@@ -309,6 +312,10 @@ class Answerer:
                                             and looks_like_follow_up(question), previous=last_user)
         if extractive is not None:
             yield Done(await self._remember(conversation_key, question, extractive))
+            return
+        if self.backend is not None and not self.generate:
+            yield Done(await self._remember(conversation_key, question, self._quote_only(question, entries, lang,
+                                                                                        started)))
             return
         if self.backend is None:
             notice = t("answer_model_unavailable", lang)
@@ -506,6 +513,12 @@ class Answerer:
         return Answer(text=verified.text, grounded=True, sources=sources, model=self.model_name, ttft_s=ttft,
                       tokens=result.tokens, status="answered", lang=lang, rejected=rejected)
 
+    def _quote_only(self, question: str, entries: list[GlossaryEntry], lang: Lang, started: float) -> Answer:
+        """The glossary's sentences that answer the question, verbatim: the answer when the model writes none."""
+        quotes = answering_quotes(entries, question) or [Quote(entries[0], entries[0].definition)]
+        return self._quoted(quotes, lang, "extractive", t("answer_verbatim", lang), grounded=True,
+                            elapsed=time.monotonic() - started)
+
     def _fallback(self, question: str, entries: list[GlossaryEntry], lang: Lang, status: AnswerStatus,
                   notice: str, result: GenerationResult | None = None, retry_after_s: int | None = None,
                   rejected: Sequence[SentenceCheck] = ()) -> Answer:
@@ -578,7 +591,8 @@ async def build_answerer(settings: Settings, retriever: Retriever, conversations
     return Answerer(retriever, backend_or_none, queue=queue, conversations=conversations,
                     top_k=settings.rag.top_k, max_tokens=settings.llm.max_tokens,
                     temperature=settings.llm.temperature, timeout_s=settings.llm.request_timeout_s,
-                    unavailable_reason=reason, caveats=caveats, renderings=_renderings(settings))
+                    unavailable_reason=reason, caveats=caveats, renderings=_renderings(settings),
+                    generate=settings.llm.answer_mode == "generate")
 
 
 def _renderings(settings: Settings) -> dict[str, Rendering]:

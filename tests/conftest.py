@@ -109,6 +109,7 @@ def bot_env(stub: TelegramStub, state_dir: Path, **extra: str) -> dict[str, str]
         "DB_URL": f"sqlite+aiosqlite:///{state_dir / 'anchorgpu.db'}",
         "RAG_CHROMA_PATH": str(state_dir / "chroma"),
         "LLM_MODEL_PATH": str(SMALL_MODEL),
+        "LLM_ANSWER_MODE": "generate",  # the bot tests stream, verify and recover what a model writes
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "PYTHONUNBUFFERED": "1",

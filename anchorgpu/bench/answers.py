@@ -86,6 +86,9 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     from rag.retriever import build_retriever
 
     settings = get_settings()
+    default_mode = settings.llm.answer_mode
+    # the model row measures free generation (the default, quote, answers as the extractive row does)
+    settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"answer_mode": "generate"})})
     if model is not None:
         settings = settings.model_copy(update={"llm": LLMSettings(
             **{**settings.llm.model_dump(), "model_path": model, "base_url": None})})
@@ -99,6 +102,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     await asyncio.to_thread(services.attach_router, retriever)  # the pipeline's router, on this retriever
     configured = settings.rag.embedding_model
     report: dict[str, Any] = {"benchmark": "answers", "items": len(items), "embedder": configured,
+                              "default_answer_mode": default_mode,
                               "retrieval": {configured: _retrieval(retriever, items)}}
     with tempfile.TemporaryDirectory(prefix="bench-answers-") as tmp:
         for spec in [e for e in embedders if e != configured]:

@@ -128,6 +128,19 @@ async def test_bad_model_file_gives_retrieval_only_answers(
     await answerer.aclose()
 
 
+async def test_quote_mode_answers_with_the_glossarys_sentences_and_asks_the_model_nothing(
+        retriever: HybridRetriever, backend: CountingBackend) -> None:
+    """LLM_ANSWER_MODE=quote (the default): a loaded model writes nothing; the answer is the entries' words."""
+    answerer = make_answerer(retriever, backend, generate=False)
+    before = backend.calls
+    events = await collect(answerer, "как NVLink соединяет GPU?")
+    answer = final(events)
+    assert backend.calls == before and not [e for e in events if isinstance(e, Delta)]
+    assert answer.status == "extractive" and answer.grounded and answer.model == "none"
+    assert answer.sources[0].id == "nvlink" and ENTRIES[2].definition in answer.text
+    assert Settings().llm.answer_mode == "quote"
+
+
 async def test_full_queue_answers_busy_at_once(retriever: HybridRetriever, backend: CountingBackend) -> None:
     queue = RequestQueue(max_waiting=1, parallel=1, initial_service_s=12.0)
     answerer = make_answerer(retriever, backend, queue=queue)

@@ -14,7 +14,8 @@ from tests.conftest import REPO_ROOT, SMALL_MODEL
 def run_ask(tmp_path: Path, *args: str, model: Path = SMALL_MODEL) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "DB_"))}
     # a generous request timeout: on a loaded CI box a timeout would turn the answer into a fallback
-    env.update({"LLM_MODEL_PATH": str(model), "LLM_MAX_TOKENS": "24", "LLM_REQUEST_TIMEOUT_S": "400",
+    env.update({"LLM_MODEL_PATH": str(model), "LLM_ANSWER_MODE": "generate", "LLM_MAX_TOKENS": "24",
+                "LLM_REQUEST_TIMEOUT_S": "400",
                 "DB_URL": f"sqlite:///{tmp_path / 'cli.db'}", "HF_HUB_OFFLINE": "1",
                 "TRANSFORMERS_OFFLINE": "1"})
     return subprocess.run([sys.executable, "-m", "anchorgpu", "ask", *args], env=env, cwd=REPO_ROOT,
