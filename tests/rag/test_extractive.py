@@ -1,8 +1,8 @@
-"""The extractive floor: which of the glossary's sentences are quoted for a definition."""
+"""The extractive floor: which of the glossary's sentences are quoted, for a definition and for a how/why question."""
 
 from __future__ import annotations
 
-from rag.extractive import definition_quotes
+from rag.extractive import answering_quotes, definition_quotes
 from rag.glossary import GlossaryEntry
 
 
@@ -25,3 +25,18 @@ def test_the_entry_whose_headword_is_asked_is_quoted() -> None:
 def test_without_a_named_headword_retrieval_order_stands() -> None:
     assert [q.entry.id for q in definition_quotes([NARROW, GENERAL], "что такое лора")] == ["lora-sd"]
     assert [q.entry.id for q in definition_quotes([GENERAL, NARROW], "что такое лора")] == ["lora"]
+
+
+def test_a_how_question_quotes_the_concept_retrieval_ranked_second_too() -> None:
+    """«почему модель на инференсе ест больше памяти, чем весит?»: retrieval ranks the concept it names first
+    (inference), and the entry that answers (VRAM: working capacity holds more than the weights) second."""
+    inference = GlossaryEntry(id="inference", term="Инференс", aliases=(), source="000_seed.txt",
+                              definition="Процесс получения предсказаний от обученной модели.", category="inference",
+                              concept="inference")
+    vram = GlossaryEntry(id="vram", term="VRAM", aliases=(), source="002_seed.txt", category="hardware",
+                         definition="Рабочая ёмкость включает не только веса модели: активации и кэш тоже.",
+                         concept="vram")
+    quotes = answering_quotes([inference, vram, GENERAL], "почему модель на инференсе ест больше памяти, чем весит?")
+    assert [q.entry.id for q in quotes] == ["inference", "vram"]  # one entry of the second concept, none more
+    assert [q.entry.id for q in answering_quotes([NARROW, GENERAL], "как обучать лору?")] == ["lora-sd", "lora"]
+
