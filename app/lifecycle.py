@@ -177,10 +177,15 @@ TIME_UNIT = _re(r"\bper\s+(minute|second)|\bby\s+the\s+(minute|second)|посе�
 PAYING = _re(r"плат|оплат|тариф|списыв|спиш|сч[её]т|деньг|\bpa(y|id)|charg|cost|\bbill|invoice|стоим")
 
 
+def _folded(text: str) -> str:
+    """One spacing, е for ё: the form the topic patterns are written for."""
+    return " ".join(text.replace("ё", "е").replace("Ё", "Е").split())
+
+
 def billing_topic(text: str) -> BillingTopic | None:
     """How the product bills time ("is billing per minute or per hour?", «минимальный срок аренды?») or what
     becomes of spot capacity taken back («спот могут отобрать?»), or None."""
-    text = " ".join(text.replace("ё", "е").replace("Ё", "Е").split())
+    text = _folded(text)
     if SPOT.search(text) and RECLAIMED.search(text):
         return "spot"
     billing = BILLING.search(text) or (TIME_UNIT.search(text) and PAYING.search(text))
@@ -201,7 +206,7 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
     term stops it by itself), the end of the term, the list, renting. Words about training, context windows
     or memory ("restart training", "extend the context") make it a question about something else.
     """
-    text = " ".join(text.replace("ё", "е").replace("Ё", "Е").split())
+    text = _folded(text)
     if not text:
         return None
     rental = bool(RENTAL.search(text))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from app.intents import Intent, IntentClassifier, spec_fields_asked
-from app.lifecycle import answer_lifecycle, billing_topic, lifecycle_topic
+from app.lifecycle import BillingTopic, answer_lifecycle, billing_topic, lifecycle_topic
 from app.reply import (
     CatalogReply,
     ClarifyOption,
@@ -86,6 +86,7 @@ class Decision:
     missing: Missing | None = None
     smalltalk: str | None = None
     refusal: str | None = None
+    billing: BillingTopic | None = None  # a rule question about how time is billed (app.lifecycle)
 
 
 
@@ -222,8 +223,9 @@ class ReplyPipeline:
             return Decision("quote")
         off_topic = sem == "off_topic" and words.lead(sem) >= CLEAR_MARGIN
         # how time is billed, spot capacity taken back: the quote engine's rules (a model named: a fit question)
-        if billing_topic(text) is not None and not has_model and not off_topic and not (has_gpu and words.price):
-            return Decision("rule")
+        billing = billing_topic(text)
+        if billing is not None and not has_model and not off_topic and not (has_gpu and words.price):
+            return Decision("rule", billing=billing)
         # how to stop, extend, start again: the product's rules, unless the question is about paying
         if topic is not None and not words.payment and not has_model and not off_topic \
                 and (topic != "rent" or (words.how and not has_gpu)):
@@ -234,12 +236,14 @@ class ReplyPipeline:
             return Decision("lifecycle")
         # the router hears a glossary question and it asks how or why: a GPU or model named in passing is
         # context («учим на a100 в fp16, лезут nan — что даст bf16?»), not the question
-        lead = words.lead(sem)
-        glossary_heard = sem == "glossary" and (lead >= CLEAR_MARGIN or (lead > 0 and words.explain))
-        if semantic is not None and not has_model and sem != "glossary":
+        if sem == "glossary":
+            lead = words.lead(sem)
+            glossary_heard = lead >= CLEAR_MARGIN or (lead > 0 and words.explain)
+        else:
             # no model named, so no fit to compute: a how/why question the router hears as glossary nearly
             # as well as its best route is the glossary's
-            glossary_heard = semantic.of("glossary") >= semantic.score - CLEAR_MARGIN
+            glossary_heard = semantic is not None and not has_model \
+                and semantic.of("glossary") >= semantic.score - CLEAR_MARGIN
         if glossary_heard and words.explain and not money and not has_duration \
                 and not (words.strong_fit and has_model):
             return Decision("glossary")
@@ -337,9 +341,8 @@ class ReplyPipeline:
             return self._clarify(text, lang, routing, decision.missing or "duration")
         if route == "rule":
             rules = tuple(self.intents.rules.match(text))
-            billing = billing_topic(text)
-            if not rules and billing is not None:  # the glossary has no rule on it: the product's own, stated
-                return LifecycleReply(text, lang, routing, answer_lifecycle(billing, self.intents.rules))
+            if not rules and decision.billing is not None:  # the glossary has no rule on it: the product's own
+                return LifecycleReply(text, lang, routing, answer_lifecycle(decision.billing, self.intents.rules))
             return CatalogReply(text, lang, routing, Intent("rule", text, rules=rules))
         if route == "price":
             intent = self.intents.price_intent(text)

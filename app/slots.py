@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpu.catalog import GPUCatalog, GPUSpec
-from gpu.fit.request import FitInputError, ParsedRequest
+from gpu.fit.request import MAX_GPU_COUNT, FitInputError, ParsedRequest
 from gpu.fit.service import FitService
 from gpu.quote.duration import Duration, extract_duration, tokenize
 from gpu.quote.request import Pricing, pricing_of
@@ -205,7 +205,6 @@ _UNIT = re.compile(r"^(gpus?|гпу\w*|cards?|карт\w*|видеокарт\w*|
 # «8 хватит?», "will 4 be enough": a number asked as enough is a count of the GPUs named
 _ENOUGH = re.compile(r"^(хватит|хватят|hvatit|hvatyat|достаточно|enough|suffice|sufficient|потянут|вывезут)$")
 _BE = frozenset({"be", "ли", "будет", "будут", "is", "are"})
-MAX_ENOUGH_COUNT = 64
 _PAIR_OF = re.compile(r"(?i)\b(a\s+)?pair\s+of\s+(them|those|these|cards|gpus)\b|\bпар[аеуы]\s+(штук|карт\w*|гпу)\b")
 
 
@@ -216,12 +215,12 @@ def loose_count(text: str) -> int | None:
         if value is None:
             continue
         after = tokens[index + 2] if index + 2 < len(tokens) else ""
-        enough = value <= MAX_ENOUGH_COUNT and (_ENOUGH.match(unit) or (unit in _BE and _ENOUGH.match(after)))
+        enough = value <= MAX_GPU_COUNT and (_ENOUGH.match(unit) or (unit in _BE and _ENOUGH.match(after)))
         if _UNIT.match(unit) or enough:  # "is a 5090 enough": a GPU's number, not a count
             return value
     for unit, number in itertools.pairwise(tokens):  # «карта одна», "cards: 2"
         value = count_value(number)
-        if value is not None and value <= MAX_ENOUGH_COUNT and _UNIT.match(unit) and unit != "x":
+        if value is not None and value <= MAX_GPU_COUNT and _UNIT.match(unit) and unit != "x":
             return value
     if _PAIR_OF.search(text):  # "a pair of them"
         return 2

@@ -515,17 +515,15 @@ class Answerer:
 
     def _quote_only(self, question: str, entries: list[GlossaryEntry], lang: Lang, started: float) -> Answer:
         """The glossary's sentences that answer the question, verbatim: the answer when the model writes none."""
-        quotes = answering_quotes(entries, question) or [Quote(entries[0], entries[0].definition)]
-        return self._quoted(quotes, lang, "extractive", t("answer_verbatim", lang), grounded=True,
-                            elapsed=time.monotonic() - started)
+        return self._quoted(_answering(entries, question), lang, "extractive", t("answer_verbatim", lang),
+                            grounded=True, elapsed=time.monotonic() - started)
 
     def _fallback(self, question: str, entries: list[GlossaryEntry], lang: Lang, status: AnswerStatus,
                   notice: str, result: GenerationResult | None = None, retry_after_s: int | None = None,
                   rejected: Sequence[SentenceCheck] = ()) -> Answer:
         """The glossary's sentences that answer the question, verbatim, under a notice."""
-        quotes = answering_quotes(entries, question) or [Quote(entries[0], entries[0].definition)]
-        return self._quoted(quotes, lang, status, notice, grounded=False, notice=notice, result=result,
-                            retry_after_s=retry_after_s, rejected=rejected)
+        return self._quoted(_answering(entries, question), lang, status, notice, grounded=False, notice=notice,
+                            result=result, retry_after_s=retry_after_s, rejected=rejected)
 
     async def _remember(self, key: str | None, question: str, answer: Answer) -> Answer:
         """Store the turn (a fallback too, so a follow-up can lean on it; a stopped answer not)."""
@@ -570,6 +568,11 @@ class Answerer:
                     final = event.answer
         assert final is not None
         return final
+
+
+def _answering(entries: list[GlossaryEntry], question: str) -> list[Quote]:
+    """The glossary's sentences that answer the question (the first entry whole when none does)."""
+    return answering_quotes(entries, question) or [Quote(entries[0], entries[0].definition)]
 
 
 async def build_answerer(settings: Settings, retriever: Retriever, conversations: ConversationStore | None,

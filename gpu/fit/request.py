@@ -32,6 +32,7 @@ from infra.i18n import Phrase
 MAX_TEXT = 500
 DIFFUSION_QUANTS = ("bf16", "fp16", "fp8", "fp32", "nf4", "nf4_nodq", "int8", "q8_0", "q4_0")
 MAX_CONTEXT = 10_000_000
+MAX_GPU_COUNT = 64  # GPUs of one request, the grammar's bound and every caller's
 
 
 class FitInputError(ValueError):
@@ -431,7 +432,7 @@ class RequestParser:
         match = re.fullmatch(r"(tp|pp)(\d{1,2})", tok)
         if match:
             opts["parallel"] = match.group(1)
-            opts["gpu_count"] = _bounded(int(match.group(2)), 1, 64, "GPU count")
+            opts["gpu_count"] = _bounded(int(match.group(2)), 1, MAX_GPU_COUNT, "GPU count")
             return True
         match = re.fullmatch(r"r(\d{1,4})", tok)
         if match:
@@ -457,9 +458,9 @@ class RequestParser:
             opts[name] = _bounded(parse_size(value, name), 1, 4096 if name == "batch" else 64, name)
         elif name in ("tp", "pp"):
             opts["parallel"] = name
-            opts["gpu_count"] = _bounded(parse_size(value, name), 1, 64, "GPU count")
+            opts["gpu_count"] = _bounded(parse_size(value, name), 1, MAX_GPU_COUNT, "GPU count")
         elif name == "gpu_count":
-            opts["gpu_count"] = _bounded(parse_size(value, "GPU count"), 1, 64, "GPU count")
+            opts["gpu_count"] = _bounded(parse_size(value, "GPU count"), 1, MAX_GPU_COUNT, "GPU count")
         elif name == "lora_rank":
             opts["lora_rank"] = _bounded(parse_size(value, "LoRA rank"), 1, 4096, "LoRA rank")
         elif name == "resolution":
@@ -576,7 +577,7 @@ class RequestParser:
     def _build(self, model: ModelSpec, gpu: GPUSpec | None, count: int | None, opts: dict[str, Any]
                ) -> FitRequest:
         if count is not None:
-            _bounded(count, 1, 64, "GPU count")
+            _bounded(count, 1, MAX_GPU_COUNT, "GPU count")
         mode = opts.pop("mode", "inference")
         if model.kind != "llm":
             mode = "inference"

@@ -12,7 +12,7 @@ import threading
 from gpu.data import GpuData
 from gpu.fit.engine import FitEngine, FitResult
 from gpu.fit.models import ModelInputError, ModelSpec
-from gpu.fit.request import FitInputError, RequestParser
+from gpu.fit.request import MAX_GPU_COUNT, FitInputError, RequestParser
 
 
 class FitService:
@@ -55,7 +55,8 @@ class FitService:
         except ModelInputError as exc:
             raise FitInputError(exc.phrase.key, **exc.phrase.params) from None
         request = parsed.request
-        if gpu_count is not None and 1 <= gpu_count <= 64 and not request.count_given and request.gpu is not None:
+        if gpu_count is not None and 1 <= gpu_count <= MAX_GPU_COUNT and not request.count_given \
+                and request.gpu is not None:
             request = dataclasses.replace(request, gpu_count=gpu_count, count_given=True)
         result = engine.evaluate(request)
         result.notes.extend(parsed.notes(parser))
