@@ -409,6 +409,12 @@ class Answerer:
                       tokens=result.tokens if result else 0, status=status, lang=lang, notice=notice,
                       retry_after_s=retry_after_s, quotes=tuple(quotes), rejected=tuple(rejected))
 
+    def _current_renderings(self, entries: Sequence[GlossaryEntry]) -> dict[str, str]:
+        """The English renderings made from these entries' current text: what an English sentence restates."""
+        return {entry.id: rendering.en for entry in entries
+                if (rendering := self.renderings.get(entry.id)) is not None
+                and rendering.source_sha == source_sha(entry.definition)}
+
     def _translated(self, quote: Quote) -> Quote:
         """The entry's curated English when the quote is its whole definition and the rendering was made from
         this very text (a changed entry falls back to the Russian until its rendering is reviewed)."""
@@ -436,7 +442,8 @@ class Answerer:
         # a follow-up ("а сколько VRAM ей нужно?") is about what the turn before named (QLoRA)
         last_user = last_user_turn(history)
         about = last_user if last_user and looks_like_follow_up(question) else None
-        verified = SentenceStream(SentenceVerifier(entries, question, lang, glossary=self.entries, about=about))
+        verified = SentenceStream(SentenceVerifier(entries, question, lang, glossary=self.entries, about=about,
+                                                   renderings=self._current_renderings(entries)))
         attempt = _Attempt(GenerationResult(), verified)
         events = generate(self.backend, self.queue, ticket, messages, params, started=started, timeout_s=timeout_s)
         async with contextlib.aclosing(events):

@@ -98,6 +98,10 @@ class ConceptNames:
                     covered |= span
         return sorted(found, key=lambda concept: found[concept])
 
+    def is_name_of(self, concept: str, text: str) -> bool:
+        """Whether the text is, as a whole, one of the concept's names ("Container", not "a container image")."""
+        return compact(text) in self._keys.get(concept, ())
+
     def mentioned(self, concept: str, text: str) -> bool:
         """Whether the text spells any name of the concept (term-like or not), e.g. an entry that talks
         about another concept ("FSDP … аналог ZeRO-3")."""

@@ -9,11 +9,13 @@ rendering), the mistakes such a model makes, class by class, so the verifier can
   removed), ``number_change`` (a figure ×2 or +1, another unit, another catalog GPU's memory), ``sibling_swap``
   (the sentence said of a sibling concept: FSDP for DDP, A100 for H100, while citing the original entry),
   ``role_swap`` (two Latin terms of the sentence trade places) and ``degenerate`` («X — это X», the question
-  echoed as the answer);
+  echoed as the answer, one phrase as its own subject and object: "the proposed tokens check the proposed
+  tokens");
 * faithful: ``verbatim`` (the sentence itself), ``reordered`` (its two clauses around a comma swapped),
   ``shortened`` (its first clause), ``named`` («X — …», "X is …") and ``rendering`` (the English rendering).
 
-Everything here is pure text work: no verifier, no files. ``anchorgpu bench verifier`` runs the verifier on
+Everything here is pure text work (with the retrieval's lemmas): no verifier, no files.
+``anchorgpu bench verifier`` runs the verifier on
 these mutants, split by entry into a ``tune`` and a ``heldout`` half (:func:`part_of`).
 """
 
@@ -28,6 +30,7 @@ from typing import Literal
 
 from rag.glossary import GlossaryEntry
 from rag.prompt import Lang
+from rag.text import STOPWORDS, lemma
 
 Part = Literal["tune", "heldout"]
 PARTS: tuple[Part, ...] = ("tune", "heldout")
@@ -506,6 +509,30 @@ def role_swap(sentence: str, lang: Lang) -> list[str]:
     return variants
 
 
+_PHRASE_WORD = re.compile(r"(?<![\w-])[^\W\d_]{5,}(?![\w-])")
+
+
+def repeated_role(sentence: str, lang: Lang) -> list[str]:
+    """One phrase of the sentence said as its own subject and object ("the proposed tokens check the proposed
+    tokens"): a Latin name in the place of the other it acts on, or the sentence's last long word replaced by
+    its first."""
+    variants: list[str] = []
+    tokens = [m for m in _LATIN_TOKEN.finditer(sentence) if _is_term_like(m.group())]
+    distinct = [t for i, t in enumerate(tokens) if all(t.group().lower() != u.group().lower() for u in tokens[:i])]
+    if len(distinct) >= 2:
+        a, b = distinct[0], distinct[1]
+        if a.group().lower() not in b.group().lower() and b.group().lower() not in a.group().lower():
+            variants.append(sentence[:b.start()] + a.group() + sentence[b.end():])
+    # words that say something (not "может", "является"), the two of different meaning («обучаемый» is
+    # «тренировка» to the retrieval thesaurus: one for the other is no mistake)
+    words = [m for m in _PHRASE_WORD.finditer(sentence)
+             if m.group().lower() not in STOPWORDS and lemma(m.group().lower()) not in STOPWORDS]
+    if len(words) >= 3 and lemma(words[0].group().lower()) != lemma(words[-1].group().lower()):
+        first, last = words[0], words[-1]
+        variants.append(sentence[:last.start()] + first.group().lower() + sentence[last.end():])
+    return [v for v in dict.fromkeys(variants) if v != sentence][:2]
+
+
 def degenerate(term: str, lang: Lang) -> list[str]:
     """What a small model writes when it has nothing to say: «X — это X», the question echoed."""
     if lang == "ru":
@@ -681,6 +708,7 @@ def entry_mutants(entry: GlossaryEntry, rendering: str | None = None, siblings: 
             add("sibling_swap", lang, sibling_swap(sentence, lang, entry.names, siblings, defines=index == 0),
                 sentence)
             add("role_swap", lang, [label + v for v in role_swap(body, lang)], sentence)
+            add("degenerate", lang, [label + v for v in repeated_role(body, lang)], sentence)
         add("degenerate", lang, degenerate(term, lang), "")
     return list(made.values())
 

@@ -64,7 +64,7 @@ def sample_mutants(mutants: Sequence[Mutant], per_class: int | None, seed: int =
 
 
 def evaluate(mutants: Sequence[Mutant], glossary: Sequence[GlossaryEntry], context_only: bool = False,
-             ) -> list[Outcome]:
+             renderings: Mapping[str, str] | None = None) -> list[Outcome]:
     """Each mutant through the verifier, as the answer service would check the sentence; ``context_only``:
     without the whole glossary, so that only the context's concepts are known (as most unit tests call it)."""
     by_id = {entry.id: entry for entry in glossary}
@@ -76,7 +76,8 @@ def evaluate(mutants: Sequence[Mutant], glossary: Sequence[GlossaryEntry], conte
         if key not in verifiers:
             entry = by_id[mutant.entry_id]
             verifiers[key] = SentenceVerifier([entry], question_for(entry, mutant.lang), mutant.lang,
-                                              glossary=None if context_only else glossary)
+                                              glossary=None if context_only else glossary,
+                                              renderings=renderings)
         check = verifiers[key].check(cited(mutant.text))
         source_accepted = None
         if mutant.source:
@@ -179,7 +180,7 @@ def measure(glossary: Sequence[GlossaryEntry], renderings: Mapping[str, str], me
     report = {"benchmark": "verifier", "sample_per_class": sample, "seed": seed,
               "verifier_knows": "context" if context_only else "glossary", "generated": len(mutants),
               "evaluated": len(chosen)}
-    return report | summarize(evaluate(chosen, glossary, context_only))
+    return report | summarize(evaluate(chosen, glossary, context_only, renderings))
 
 
 def current_renderings(glossary: Sequence[GlossaryEntry], data_dir: Path) -> dict[str, str]:

@@ -98,14 +98,14 @@ async def test_in_scope_answer_streams_and_is_grounded_or_falls_back(
     events = await collect(make_answerer(retriever, backend), "How does PagedAttention reduce memory fragmentation?")
     answer = final(events)
     deltas = [e for e in events if isinstance(e, Delta)]
-    assert deltas, "the answer streams as it is generated"
     assert answer.tokens > 0 and answer.ttft_s > 0
     assert answer.model == SMALL_MODEL.name
     assert_citations_within(answer, len(ENTRIES))
-    if answer.status == "answered":
+    if answer.status == "answered":  # a sentence of the entry's own words: shown as it was generated
+        assert deltas, "the answer streams as it is generated"
         assert answer.grounded and answer.sources
         assert {s.id for s in answer.sources} <= {e.id for e in ENTRIES}
-    else:  # the small model cited nothing usable: the definitions verbatim, not grounded
+    else:  # the 135M model restated no entry sentence (rag.alignment): the definitions verbatim, not grounded
         assert answer.status == "fallback" and not answer.grounded
         assert ENTRIES[1].definition in answer.text
     assert answer.to_json().keys() == {"answer", "grounded", "sources", "model", "ttft_s", "tokens", "caveats"}
