@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
-from anchorgpu.replies import reply_to_question
+from anchorgpu.replies import StatusLine, reply_to_question
 from app.services import Services
 from app.views.fit import fit_reply
 from app.views.gpus import render_gpus
@@ -132,8 +134,17 @@ class ConsoleChat:
         await self.on_question(line)
 
     async def on_question(self, text: str) -> None:
-        """Stream the answer as it is generated, then its sources (one conversation per console)."""
-        await reply_to_question(self.services, text, lang=None, conversation=CONSOLE_CONVERSATION, out=self.out)
+        """Stream the answer as it is generated, then its sources (one conversation per console). On a
+        terminal, a one-line indicator shows until the reply's first words replace it."""
+        out: TextIO | StatusLine = self.out
+        if self.out.isatty():
+            out = StatusLine(self.out, self.lang)
+            out.show(t("console_thinking", self.lang))
+        try:
+            await reply_to_question(self.services, text, lang=None, conversation=CONSOLE_CONVERSATION, out=out)
+        finally:
+            if isinstance(out, StatusLine) and out.shown:
+                out.clear()
 
     async def _ask(self, args: str) -> str:
         if not args:
@@ -146,6 +157,7 @@ class ConsoleChat:
         interactive = source.isatty()
         if interactive:
             self.write(t("start", self.lang) + "\n")
+            self._catch_interrupts()
         while True:
             if interactive:
                 self.write("> ")
@@ -155,4 +167,26 @@ class ConsoleChat:
                 break
             if line.strip() in {"/quit", "/exit"}:
                 break
-            await self.handle(line)
+            self._replying = asyncio.create_task(self.handle(line))
+            try:
+                await self._replying
+            except asyncio.CancelledError:
+                if not self._replying.cancelled():
+                    raise  # the chat itself is being cancelled
+                self.write("\n" + t("console_stopped", self.lang) + "\n")
+            finally:
+                self._replying = None
+
+    _replying: asyncio.Task[None] | None = None
+
+    def _catch_interrupts(self) -> None:
+        """Ctrl+C stops the answer being prepared, not the chat (/quit or Ctrl+D leave it)."""
+        # no signal handlers on Windows or off the main thread: Ctrl+C then ends the chat, as before
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._interrupt)
+
+    def _interrupt(self) -> None:
+        if self._replying is not None and not self._replying.done():
+            self._replying.cancel()
+        else:
+            self.write("\n" + t("console_interrupt_hint", self.lang) + "\n> ")

@@ -18,6 +18,40 @@ from rag.answer import Answer, Answerer, Delta, Done, Queued
 from rag.prompt import Turn
 
 
+class StatusLine:
+    """A one-line indicator on a terminal ("… thinking", the queue position), erased by the first thing
+    written after it: the answer's first verified sentence, or any other reply."""
+
+    ERASE = "\r\x1b[K"
+
+    def __init__(self, out: TextIO, lang: Lang) -> None:
+        self.out = out
+        self.lang: Lang = lang
+        self.shown = False
+
+    def show(self, text: str) -> None:
+        self.out.write(self.ERASE + text)
+        self.out.flush()
+        self.shown = True
+
+    def queued(self, position: int, eta_s: int) -> None:
+        self.show(t("console_queued", self.lang, position=position, eta=eta_s))
+
+    def write(self, text: str) -> int:
+        if self.shown and text:
+            self.out.write(self.ERASE)
+            self.shown = False
+        return self.out.write(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def clear(self) -> None:
+        self.write(" ")  # erases the indicator
+        self.out.write("\r")
+        self.out.flush()
+
+
 def render_sources(answer: Answer) -> str:
     if not answer.sources:
         return ""
@@ -26,7 +60,8 @@ def render_sources(answer: Answer) -> str:
 
 
 async def stream_answer(answerer: Answerer, question: str, conversation: str | None, lang: Lang | None,
-                        out: TextIO | None, history: list[Turn] | None = None, topical: bool = False) -> Answer:
+                        out: TextIO | StatusLine | None, history: list[Turn] | None = None,
+                        topical: bool = False) -> Answer:
     """Print deltas as they arrive; when the final text differs (a fallback), print it after them."""
     streamed: list[str] = []
     final: Answer | None = None
@@ -38,7 +73,10 @@ async def stream_answer(answerer: Answerer, question: str, conversation: str | N
                     final = event.answer
                 continue
             if isinstance(event, Queued):
-                out.write(f"[queue: #{event.position}, ~{event.eta_s} s]\n")
+                if isinstance(out, StatusLine):
+                    out.queued(event.position, event.eta_s)
+                else:
+                    out.write(f"[queue: #{event.position}, ~{event.eta_s} s]\n")
             elif isinstance(event, Delta):
                 streamed.append(event.text)
                 out.write(event.text)
@@ -58,7 +96,7 @@ async def stream_answer(answerer: Answerer, question: str, conversation: str | N
 
 
 async def reply_to_question(services: Services, question: str, *, lang: Lang | None,
-                            conversation: str | None, out: TextIO | None) -> dict[str, Any]:
+                            conversation: str | None, out: TextIO | StatusLine | None) -> dict[str, Any]:
     """Answer one message; print the reply to ``out`` (streamed) when given; return the JSON document."""
     await services.ensure_router()
     answerer = services.answerer

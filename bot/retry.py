@@ -6,7 +6,8 @@ error boundary's apology even though the quote was stored. Retried here, for eve
 
 * ``getUpdates`` (the polling loop, bot/polling.py, has its own back-off),
 * previews (``sendMessageDraft``, ``sendChatAction``) and, for 429 only, ``editMessageText``: the streaming
-  code paces those per chat and deliberately skips a preview under flood control.
+  code paces those per chat and deliberately skips a preview under flood control;
+* for 5xx and network errors, ``sendRichMessage``: its reply has an HTML form, sent at once instead.
 
 A dropped connection may hide a message Telegram did send: the retry then duplicates a reply, never data
 (quotes are idempotent). Losing the reply would be worse.
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 
 NEVER = frozenset({"getUpdates", "sendMessageDraft", "sendChatAction"})
 NOT_ON_FLOOD = frozenset({"editMessageText"})
+# a reply with a plain form: a server error goes straight to that form (bot/rich.py), not through retries
+NOT_ON_SERVER_ERROR = frozenset({"sendRichMessage"})
 
 
 class TransientErrorRetry(BaseRequestMiddleware):
@@ -51,7 +54,7 @@ class TransientErrorRetry(BaseRequestMiddleware):
                 log.warning("%s: 429, retrying in %s s", name, exc.retry_after)
                 await asyncio.sleep(exc.retry_after)
             except (TelegramServerError, TelegramNetworkError) as exc:
-                if attempt == self.attempts:
+                if attempt == self.attempts or name in NOT_ON_SERVER_ERROR:
                     raise
                 delay = min(self.backoff_s * 2 ** (attempt - 1), 5.0)
                 log.warning("%s failed (%s), retry %s in %.1f s", name, type(exc).__name__, attempt, delay)

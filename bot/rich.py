@@ -8,21 +8,30 @@ the 20th are dropped with a note.
 
 Whether rich messages go out is decided without asking Telegram on each update: the setting
 (``TELEGRAM_RICH_MESSAGES``), then what the server answered before. A server that does not know the method
-(404, or a reply that is not a Message) turns rich messages off for the process, once; a 400 for one chat
-(e.g. a chat where they are not allowed) falls back for that chat only. The fallback is the view's own HTML,
-so a refused rich reply costs one call, never the answer.
+(404, or a reply that is not a Message) turns rich messages off for the process, once; a server that fails
+otherwise (a 5xx, a body that is not a Bot API response, a timeout: self-hosted and older servers, proxies,
+emulators, outages) turns them off for :data:`SERVER_REFUSED_TTL_S`; a 400 for one chat (e.g. a chat where
+they are not allowed) falls back for that chat only. The fallback is the view's own HTML, so a refused rich
+reply costs one call, never the answer.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Protocol
 
 from aiogram import Bot
-from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramNotFound, TelegramRetryAfter
+from aiogram.exceptions import (
+    AiogramError,
+    TelegramBadRequest,
+    TelegramForbiddenError,
+    TelegramNotFound,
+    TelegramRetryAfter,
+)
 from aiogram.methods import SendRichMessage
 from aiogram.types import (
     InputFile,
@@ -54,16 +63,23 @@ MAX_CHARS = 32_768
 MAX_PARTS = 4  # a reply longer than this many messages is cut (with a note), not sent as a flood
 
 
+SERVER_REFUSED_TTL_S = 600.0  # a server that failed a rich message is not asked again for this long
+
+
 class RichReplies:
     """Whether to try ``sendRichMessage``: the setting, and what the server said before (cached)."""
 
-    def __init__(self, enabled: bool, max_refused_chats: int = 4096) -> None:
+    def __init__(self, enabled: bool, max_refused_chats: int = 4096,
+                 server_refused_ttl_s: float = SERVER_REFUSED_TTL_S) -> None:
         self.enabled = enabled
         self.method_missing = False
+        self.server_refused_ttl_s = server_refused_ttl_s
+        self._server_refused_until = 0.0
         self._refused: LRUCache[int, bool] = LRUCache(max_refused_chats)
 
     def usable(self, chat_id: int) -> bool:
-        return self.enabled and not self.method_missing and self._refused.get(chat_id) is None
+        return (self.enabled and not self.method_missing and time.monotonic() >= self._server_refused_until
+                and self._refused.get(chat_id) is None)
 
     def refused(self, chat_id: int, exc: Exception) -> None:
         if isinstance(exc, TelegramNotFound | ValidationError) or (
@@ -72,8 +88,14 @@ class RichReplies:
                 log.warning("the Bot API server does not know sendRichMessage (%s); replying in HTML", exc)
             self.method_missing = True
             return
-        log.info("rich message refused in chat %s (%s); replying in HTML there", chat_id, exc)
-        self._refused.put(chat_id, True)
+        if isinstance(exc, TelegramBadRequest | TelegramForbiddenError):  # about this chat
+            log.info("rich message refused in chat %s (%s); replying in HTML there", chat_id, exc)
+            self._refused.put(chat_id, True)
+            return
+        # a 5xx, a body that is no Bot API response, a timeout: the server's trouble, not the chat's
+        log.warning("sendRichMessage failed (%s: %s); replying in HTML for %.0f s", type(exc).__name__, exc,
+                    self.server_refused_ttl_s)
+        self._server_refused_until = time.monotonic() + self.server_refused_ttl_s
 
 
 # ---- splitting ------------------------------------------------------------------------------------------
@@ -357,7 +379,7 @@ async def try_rich(bot: Bot, target: Target, report: Report, *, lang: Lang, rich
                                        reply_markup if last else None, part_photo)
         except TelegramRetryAfter:
             raise
-        except (TelegramAPIError, ValidationError) as exc:
+        except (AiogramError, ValidationError) as exc:  # any failure: the HTML form says the same
             return await _refused(bot, target, rich, exc, parts, number, sent, reply_markup)
         if part_photo is not None:
             part_photo.sent(message)
@@ -375,7 +397,8 @@ async def _send_part(bot: Bot, target: Target, blocks: list[dict[str, Any]], rep
             chat_id=target.chat_id, rich_message=InputRichMessage.model_construct(blocks=blocks + extra),  # type: ignore[arg-type]
             message_thread_id=target.thread_id, reply_parameters=reply_parameters(reply_to),
             reply_markup=reply_markup)
-        return await with_retry_after(partial(bot, method), "sendRichMessage")
+        # a network error is not retried: the HTML form goes out instead
+        return await with_retry_after(partial(bot, method), "sendRichMessage", network_retries=False)
 
     try:
         return await send(fresh=False)

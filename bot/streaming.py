@@ -92,8 +92,9 @@ def _is_not_modified(exc: TelegramBadRequest) -> bool:
 
 
 async def with_retry_after(call: Callable[[], Awaitable[T]], method: str,
-                           attempts: int = FINAL_SEND_ATTEMPTS) -> T:
-    """Run a Bot API call, sleeping out 429s (``retry_after``) and brief network errors."""
+                           attempts: int = FINAL_SEND_ATTEMPTS, network_retries: bool = True) -> T:
+    """Run a Bot API call, sleeping out 429s (``retry_after``) and, unless told not to (a call with a plain
+    fallback), brief network errors."""
     for attempt in range(1, attempts + 1):
         try:
             return await call()
@@ -104,7 +105,7 @@ async def with_retry_after(call: Callable[[], Awaitable[T]], method: str,
             log.warning("429 from %s, retrying in %s s", method, exc.retry_after)
             await asyncio.sleep(exc.retry_after)
         except TelegramNetworkError:
-            if attempt == attempts:
+            if attempt == attempts or not network_retries:
                 raise
             await asyncio.sleep(min(2.0 ** attempt * 0.25, 5.0))
     raise AssertionError("unreachable")
@@ -309,6 +310,9 @@ class AnswerStream:
                     log.warning("preview update failed: %s", exc.message)
             except Exception:
                 log.warning("preview update failed", exc_info=True)
+                if draft:  # a server that fails drafts otherwise (5xx, not a Bot API body): edits instead
+                    self._drafts_work = False
+                    self._changed.set()
 
     _next_draft_at = 0.0
 

@@ -57,3 +57,22 @@ fi
 
 # Models are checked every time (cheap: size + cached digest); assembled only when missing or wrong.
 "$VENV/bin/python" -m anchorgpu.provision
+
+# telegram-test-api (npm), a third-party Bot API emulator for tests/e2e/test_third_party_bot_api.py: installed
+# from its committed lockfile into the ignored var/npm, again only when the lockfile changes (tests run offline).
+# Without npm the step is skipped and that test skips.
+NPM_SRC="$ROOT/tests/e2e/telegram_test_api"
+NPM_PREFIX="$ROOT/var/npm"
+NPM_STAMP="$NPM_PREFIX/.anchorgpu-npm-$(cat "$NPM_SRC/package.json" "$NPM_SRC/package-lock.json" | sha256sum | cut -c1-16)"
+if [[ ! -f "$NPM_STAMP" ]]; then
+  if command -v npm >/dev/null 2>&1; then
+    log "installing telegram-test-api into var/npm (npm ci)"
+    mkdir -p "$NPM_PREFIX"
+    cp "$NPM_SRC/package.json" "$NPM_SRC/package-lock.json" "$NPM_PREFIX/"
+    (cd "$NPM_PREFIX" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    rm -f "$NPM_PREFIX"/.anchorgpu-npm-*
+    touch "$NPM_STAMP"
+  else
+    log "npm not found: skipping telegram-test-api (tests/e2e/test_third_party_bot_api.py will skip)"
+  fi
+fi

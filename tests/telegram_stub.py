@@ -55,6 +55,7 @@ class Fault:
     description: str | None = None
     drop_connection: bool = False
     delay_s: float = 0.0
+    raw_body: str | None = None  # answered as is: what a proxy or an emulator says instead of a Bot API body
 
 
 class _TelegramHTML(HTMLParser):
@@ -791,6 +792,8 @@ class TelegramStub(_DraftsAndEphemeral, BotApi10Methods):
                 assert request.transport is not None
                 request.transport.close()
                 return web.Response(status=500)
+            if fault.raw_body is not None:
+                return web.Response(status=fault.status, text=fault.raw_body, content_type="text/html")
             if fault.status != 200:
                 body: dict[str, Any] = {"ok": False, "error_code": fault.status,
                                         "description": fault.description or _default_description(fault)}

@@ -10,6 +10,7 @@ import sys
 from anchorgpu.console import ConsoleChat
 from app.services import Services
 from infra.i18n import Lang
+from infra.logs import setup_logging
 from infra.settings import get_settings
 
 
@@ -44,5 +45,6 @@ async def chat(lang: Lang) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    setup_logging(get_settings().data, console=True)
     asyncio.run(chat(args.lang))
     return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 
 from infra.logs import setup_logging
@@ -19,10 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     settings = get_settings()
-    setup_logging(settings.data)
-    if settings.telegram.bot_token is None:
-        # the console is the conversation itself: library chatter at INFO would interleave with answers
-        logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))
+    console = settings.telegram.bot_token is None
+    # the console is the conversation itself: library chatter below WARNING would interleave with answers
+    setup_logging(settings.data, console=console)
+    if console:
         print("TELEGRAM_BOT_TOKEN is not set: starting the local console chat (type /help, /quit to leave).",
               file=sys.stderr)
         # imported on the path that uses it: the console never loads aiogram, the bot never the console

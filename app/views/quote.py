@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from app.views.table import Report, Table, Text
 from gpu.quote.duration import Unit, format_amount
-from gpu.quote.engine import Quote, QuoteLine
+from gpu.quote.engine import Quote, QuoteLine, QuoteOption
 from gpu.quote.request import QuoteInputError
 from gpu.quote.store import IdempotencyConflictError, IssuedQuote
 from infra.i18n import Lang, t
@@ -111,21 +111,18 @@ def quote_report(quote: Quote, lang: Lang, *, quote_id: str | None = None, repla
         align=("left", "right", "right", "right"),
         total=(t("rich_quote_total", lang), "", "", money(quote.total, quote.currency, lang))))
     if quote.options:
-        highest = max(option.total for option in quote.options)
+        own = quote.options[0].total  # the request's own way to pay comes first
         rows = []
         for option in quote.options:
             mark = ""
-            if option.cheapest:
-                saving = highest - option.total
-                mark = (t("quote_option_saving", lang, saving=money(saving, quote.currency, lang)) if saving
-                        else t("quote_option_cheapest", lang)).strip(" ←")
+            mark = _option_mark(option, own, quote.currency, lang).strip(" ←")
             rows.append((pricing_label(option.pricing, lang), number(Decimal(option.billable_hours), lang),
                          money(option.total, quote.currency, lang), mark))
         blocks.append(Table(headers=(t("rich_quote_pricing", lang), t("rich_quote_hours", lang),
                                      t("rich_quote_amount", lang), ""),
                             rows=tuple(rows), align=("left", "right", "right", "left"),
                             caption=t("quote_options_title", lang)))
-        blocks.append(Text(t("quote_options_hint", lang), note=True))
+        blocks.extend(Text(hint, note=True) for hint in _option_hints(quote, lang))
     blocks.extend(Text(line) for line in _terms(quote, lang))
     blocks.extend(Text("ℹ " + t(f"quote_rule_{rule}", lang), note=True) for rule in quote.rules)
     return Report(title=title, blocks=tuple(blocks))
@@ -135,22 +132,37 @@ def issued_report(issued: IssuedQuote, lang: Lang) -> Report:
     return quote_report(issued.quote, lang, quote_id=issued.quote_id, replayed=issued.replayed)
 
 
+def _option_mark(option: QuoteOption, own: Decimal, currency: str, lang: Lang) -> str:
+    """"← cheapest, saves …" on the cheapest way that runs to the end; what spot saves, if not interrupted."""
+    saving = own - option.total
+    if option.cheapest:
+        return (t("quote_option_saving", lang, saving=money(saving, currency, lang)) if saving
+                else t("quote_option_cheapest", lang))
+    if option.pricing == "spot" and saving > 0:
+        return t("quote_option_spot_saving", lang, saving=money(saving, currency, lang))
+    return ""
+
+
+def _option_hints(quote: Quote, lang: Lang) -> list[str]:
+    """How to quote the cheaper ways the options list: each is a request of its own."""
+    listed = {option.pricing for option in quote.options[1:]}
+    return [t(f"quote_options_hint_{pricing.replace('-', '_')}", lang)
+            for pricing in ("committed", "spot", "on-demand") if pricing in listed]
+
+
 def render_options(quote: Quote, lang: Lang) -> list[str]:
-    """On-demand and the committed term side by side, the cheapest marked (empty when not compared)."""
+    """The request's own way to pay and the cheaper ones, the cheapest marked with what it saves (empty when
+    the request's own way costs least)."""
     if not quote.options:
         return []
-    highest = max(option.total for option in quote.options)
+    own = quote.options[0].total
     lines = [t("quote_options_title", lang)]
     for option in quote.options:
-        mark = ""
-        if option.cheapest:
-            saving = highest - option.total
-            mark = (t("quote_option_saving", lang, saving=money(saving, quote.currency, lang)) if saving
-                    else t("quote_option_cheapest", lang))
+        mark = _option_mark(option, own, quote.currency, lang)
         lines.append("• " + t("quote_option_line", lang, pricing=pricing_label(option.pricing, lang),
                               hours=number(Decimal(option.billable_hours), lang),
                               total=money(option.total, quote.currency, lang)) + mark)
-    lines.append(t("quote_options_hint", lang))
+    lines.extend(_option_hints(quote, lang))
     return lines
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
+from aiogram.exceptions import AiogramError
 from aiogram.filters import Command, CommandObject
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, Message
 
@@ -84,6 +85,8 @@ async def send_fit_result(message: Message, bot: Bot, result: FitResult, lang: L
         try:
             await CHART_PHOTOS.send(bot, target, result, breakdown, reply_markup=markup)
             return
+        except AiogramError as exc:  # the server's trouble (a 5xx, a body no Bot API sends): no traceback
+            log.warning("fit chart not sent (%s: %s); sending the breakdown as text", type(exc).__name__, exc)
         except Exception:  # the breakdown must still arrive: as text, below
             log.exception("fit chart failed; sending the breakdown as text")
         await reply_html(message, breakdown, reply_markup=markup)
@@ -97,6 +100,8 @@ async def _send_chart(bot: Bot, target: Target, result: FitResult, lang: Lang) -
     try:
         caption = escape(t("fit_chart_caption", lang, model=result.request.model.name))
         await CHART_PHOTOS.send(bot, target, result, caption, reply=False)
+    except AiogramError as exc:
+        log.warning("fit chart not sent (%s: %s)", type(exc).__name__, exc)
     except Exception:  # the text answer already went out; a chart failure must not hide it
         log.exception("fit chart failed")
 

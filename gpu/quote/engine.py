@@ -61,8 +61,6 @@ class QuoteOption:
     cheapest: bool
 
 
-# a request of a week or longer is also priced as a committed term, so the customer sees both
-OPTIONS_FROM_HOURS = 7 * 24
 
 
 @dataclass(frozen=True)
@@ -183,8 +181,10 @@ def _check(request: QuoteRequest, prices: PriceList, gpu_name: str) -> GPUPrice:
 _TERM_UNIT = {Term.DAY: "GPU-day", Term.WEEK: "GPU-week", Term.MONTH: "GPU-month"}
 
 
-def compute_quote(request: QuoteRequest, gpu_name: str, prices: PriceList, issued_at: dt.datetime) -> Quote:
-    """Price ``request``; raises :class:`QuoteInputError` when it cannot be quoted automatically."""
+def compute_quote(request: QuoteRequest, gpu_name: str, prices: PriceList, issued_at: dt.datetime,
+                  compare: bool = True) -> Quote:
+    """Price ``request``; raises :class:`QuoteInputError` when it cannot be quoted automatically. ``compare``:
+    also price the other ways to pay for the same hours (:func:`pricing_options`)."""
     price = _check(request, prices, gpu_name)
     count = request.gpu_count
     requested = request.duration.hours
@@ -241,7 +241,7 @@ def compute_quote(request: QuoteRequest, gpu_name: str, prices: PriceList, issue
 
     total = sum((line.amount for line in lines), Decimal(0)).quantize(prices.quantum)
     effective = _rate(total / (count * billable))
-    options = pricing_options(request, gpu_name, prices, issued_at, total, billable)
+    options = pricing_options(request, gpu_name, prices, issued_at, total, billable) if compare else ()
     unit_price = lines[0].unit_price if request.pricing is not Pricing.COMMITTED else effective
     return Quote(
         gpu_id=request.gpu_id, gpu_name=gpu_name, gpu_count=count, pricing=request.pricing.value,
@@ -255,16 +255,28 @@ def compute_quote(request: QuoteRequest, gpu_name: str, prices: PriceList, issue
 
 def pricing_options(request: QuoteRequest, gpu_name: str, prices: PriceList, issued_at: dt.datetime,
                     total: Decimal, billable: int) -> tuple[QuoteOption, ...]:
-    """For an hourly request of a week or longer: itself and the committed term, the cheapest marked.
-
-    A committed request keeps its single price (``/quote … committed`` is already the term).
-    """
-    if request.pricing is Pricing.COMMITTED or request.duration.hours < OPTIONS_FROM_HOURS:
+    """The request's own way to pay first, then each other way the price list offers for the same hours that
+    costs less (on-demand, committed day/week/month terms and their mix, spot where it is offered), cheapest
+    first, the cheapest uninterruptible one marked — or nothing when the request's own way already costs
+    least (2 × H100 for three days on demand is 430.56; as three committed days, 409.02)."""
+    others: list[QuoteOption] = []
+    for pricing in Pricing:
+        if pricing is request.pricing:
+            continue
+        try:
+            other = compute_quote(replace(request, pricing=pricing), gpu_name, prices, issued_at, compare=False)
+        except QuoteInputError:
+            continue  # spot not offered for this GPU
+        others.append(QuoteOption(pricing.value, other.billable_hours, other.total, False))
+    if min((option.total for option in others), default=total) >= total:
         return ()
-    term = compute_quote(replace(request, pricing=Pricing.COMMITTED), gpu_name, prices, issued_at)
-    best = min(total, term.total)
-    return (QuoteOption(request.pricing.value, billable, total, total == best),
-            QuoteOption(term.pricing, term.billable_hours, term.total, term.total == best))
+    own = QuoteOption(request.pricing.value, billable, total, False)
+    # spot may be taken back at any moment: it is listed with what it saves, the cheapest mark goes to the
+    # cheapest way that runs to the end
+    steady = min(option.total for option in (own, *others) if option.pricing != Pricing.SPOT.value)
+    cheaper = sorted((option for option in others if option.total < total), key=lambda option: option.total)
+    return tuple(replace(option, cheapest=option.pricing != Pricing.SPOT.value and option.total == steady)
+                 for option in (own, *cheaper))
 
 
 # ---- serialisation: the stored payload and the CLI contract -------------------------------------------
@@ -345,6 +357,6 @@ def cli_contract(quote: Quote, quote_id: str, replayed: bool) -> dict[str, Any]:
         "effective_hourly_rate": _s(quote.effective_hourly_rate),
         "valid_until": quote.valid_until.isoformat(),
         "rules": list(quote.rules),
-        # added after the contract: on-demand vs committed side by side for a week or longer
+        # added after the contract: the cheaper ways to pay for the same hours (pricing_options)
         "options": _options_payload(quote),
     }

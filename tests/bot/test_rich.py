@@ -6,18 +6,30 @@ from __future__ import annotations
 import orjson
 import pytest
 from aiogram import Bot
+from aiogram.client.default import DefaultBotProperties
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.exceptions import TelegramServerError
 from aiogram.methods import SendRichMessage
 from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboardMarkup, InputRichMessage, Message
 
 from app.views.table import Report, Table, Text, render_report
 from bot.charts import ChartPhotos
+from bot.retry import TransientErrorRetry
 from bot.rich import MAX_COLUMNS, RichReplies, SendRichTable, blocks_json, send_report, split_report, to_blocks
 from bot.routers import fit as fit_router
 from bot.session import JsonBodySession
 from bot.streaming import Target, reply_parameters
 from infra.markup import HTML
-from tests.conftest import fit_service
-from tests.telegram_stub import RICH_MAX_BLOCKS, BotAPIError, TelegramStub, _RichBlockCount, parse_html, rich_tables
+from tests.conftest import TEST_TOKEN, fit_service
+from tests.telegram_stub import (
+    RICH_MAX_BLOCKS,
+    BotAPIError,
+    Fault,
+    TelegramStub,
+    _RichBlockCount,
+    parse_html,
+    rich_tables,
+)
 
 
 def _json(report: Report) -> list[dict]:  # type: ignore[type-arg]
@@ -153,6 +165,33 @@ async def test_send_report_goes_rich_and_falls_back_to_html(stub: TelegramStub, 
     off = RichReplies(enabled=False)  # TELEGRAM_RICH_MESSAGES=false
     await send_report(api_bot, _target(14), report, "<b>html</b>", lang="en", rich=off)
     assert not stub.rich_calls(14) and stub.calls_to("sendMessage", 14)
+
+
+@pytest.mark.parametrize("fault", [
+    Fault(status=500, raw_body="<html><body>Internal Server Error</body></html>"),  # e.g. an emulator
+    Fault(status=502, description="Bad Gateway"),  # a proxy in front of the server
+    Fault(status=200, raw_body="not json"),  # a body that is no Bot API response
+    Fault(drop_connection=True),  # nothing came back
+], ids=["500-not-json", "502", "200-not-json", "dropped"])
+async def test_any_failure_of_a_rich_send_falls_back_to_html_and_is_remembered_for_a_while(
+        stub: TelegramStub, fault: Fault) -> None:
+    stub.rich_messages = True
+    stub.inject("sendRichMessage", fault)
+    session = JsonBodySession(api=TelegramAPIServer.from_base(stub.base_url))
+    session.middleware(TransientErrorRetry(backoff_s=0.01))  # as the bot runs: 5xx retried, but not this one
+    bot = Bot(TEST_TOKEN, session=session, default=DefaultBotProperties(parse_mode="HTML"))
+    rich = RichReplies(enabled=True, server_refused_ttl_s=60)
+    try:
+        for chat in (41, 42):
+            await send_report(bot, _target(chat), Report("T", (_table(1),)), "<i>fallback</i>", lang="en", rich=rich)
+    finally:
+        await bot.session.close()
+    assert len(stub.rich_calls()) == 1, "one try, then the server is not asked again for a while"
+    assert [c.params["text"] for c in stub.calls_to("sendMessage")] == ["<i>fallback</i>"] * 2
+    assert not rich.method_missing and not rich.usable(43)
+    rich.server_refused_ttl_s = 0.0
+    rich.refused(44, TelegramServerError(method=SendRichMessage.model_construct(), message="again"))
+    assert rich.usable(45), "after the while, rich messages are tried again"
 
 
 async def test_a_server_without_the_method_is_asked_once(stub: TelegramStub, api_bot: Bot) -> None:
