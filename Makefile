@@ -1,5 +1,5 @@
 # The two commands of the README. Each sets everything up first (idempotent, fast when done).
-.PHONY: setup run test lint bench
+.PHONY: setup run test test-fast lint bench
 
 setup:
 	@scripts/setup.sh
@@ -9,6 +9,11 @@ run: setup
 
 test: setup
 	@scripts/test.sh
+
+# The loop while editing: the same checks, and the tests that need no bot process, no pseudo-terminal and
+# no fault injection (the whole suite stays `make test`, which CI runs).
+test-fast: setup
+	@scripts/test.sh --fast
 
 lint: setup
 	@.venv/bin/ruff check .

@@ -101,6 +101,9 @@ def suggest(text: str, choices: dict[str, str], limit: int = 3, cutoff: float = 
     return found
 
 
+_CARD_OF_MEMORY = re.compile(r"^(\d{1,3})gbcard$")
+
+
 class GPUCatalog:
     def __init__(self, specs: list[GPUSpec]) -> None:
         self._by_id = {spec.id: spec for spec in specs}
@@ -123,8 +126,11 @@ class GPUCatalog:
             raise UnknownNameError(gpu_id, suggest(gpu_id, self._choices)) from None
 
     def find(self, text: str) -> GPUSpec | None:
-        """Exact (normalized) match or None; no fuzzy guessing."""
+        """Exact (normalized) match or None; no fuzzy guessing. "24gb card" (a card named by its memory,
+        gpu.request_words.CARD_OF) is the first GPU of the catalog with that much memory."""
         gpu_id = self._index.get(normalize_name(text))
+        if gpu_id is None and (card := _CARD_OF_MEMORY.match(normalize_name(text))):
+            return next((spec for spec in self._by_id.values() if spec.memory_gb == int(card.group(1))), None)
         return self._by_id[gpu_id] if gpu_id else None
 
     def resolve(self, text: str) -> GPUSpec:

@@ -3,6 +3,7 @@
     h200 x4 · h200x4 · h200 × 4 · 4x h200 · 4xh200 · 4×H200 · 4 h200 · h200 4 шт · h200 4 cards
     четыре h100 · две 4090 · 2 карты 4090 · на одной 3090 · на паре 4090 · на 4-х картах h100
     on two a100s · a pair of 4090s · dual 3090 · 10,000 h100 (read, then refused by the range check)
+    a100 на 40 гб · a100 with 40gb · a 24gb card · карта на 24 гб · две карты по 24 гб · влезет ли в 24 гб
 
 Tokens come in lower-cased and split on spaces (each parser has its own tokenizer); a GPU name may span
 up to three tokens ("rtx 6000 ada"). The catalog lookup is passed in, so this module knows no data file.
@@ -119,18 +120,78 @@ class GpuMention(Generic[Spec]):
     end: int
 
 
+# A memory size said instead of, or after, a GPU's name: "24gb", "24 гб", "24 гига"
+_GB_GLUED = re.compile(r"^(\d{1,3})(?:gb|гб|gib|гиб|гиг|гига|гигов|g|gigs?)$")
+_GB_UNITS = frozenset({"gb", "гб", "gib", "гиб", "гиг", "гига", "гигов", "гигабайт", "гигабайта", "гигабайтами",
+                       "gig", "gigs", "gigabytes", "гигабайтов"})
+# what a memory size is said of: "a 24gb card", «карта на 24 гб», "24 гб видеопамяти", "24gb of vram"
+_CARD_WORDS = UNIT_WORDS - {"x", "х", "×"} | frozenset({
+    "карту", "карточка", "карточке", "карточку", "видеокарте", "видеокарту", "vram", "врам", "видеопамяти",
+    "видеопамять", "graphics"})
+# what links a GPU or a card to its memory ("a100 на 40 гб", "card with 24gb"), or a model to it ("в 24 гб")
+_MEMORY_LINKS = frozenset({"на", "с", "со", "with", "w/", "of", "by"})
+_INTO_LINKS = frozenset({"в", "во", "into", "in", "on", "на", "по"})  # "по": «2 карты по 24 гб»
+CARD_OF = "{gb}gb card"  # how a memory size alone is looked up (gpu.catalog: the catalog's first GPU of it)
+
+
+def _memory(tokens: Sequence[str], index: int) -> tuple[int, int] | None:
+    """A memory size at ``tokens[index]``: (gigabytes, the index after it)."""
+    if index >= len(tokens):
+        return None
+    glued = _GB_GLUED.match(tokens[index])
+    if glued:
+        return int(glued.group(1)), index + 1
+    if tokens[index].isdigit() and len(tokens[index]) <= 3 and index + 1 < len(tokens) and (
+            tokens[index + 1] in _GB_UNITS):
+        return int(tokens[index]), index + 2
+    return None
+
+
+def _memory_card(tokens: Sequence[str], index: int, find: Callable[[str], Spec | None]) -> tuple[Spec, int] | None:
+    """A card named by its memory alone: "24gb card", "24 гб видеопамяти", «карта на 24 гб», "card with
+    24gb", and a size a model is put into at the end of a question («влезет ли llama 8b в 24 гб»)."""
+    size = _memory(tokens, index)
+    if size is not None and size[1] < len(tokens) and tokens[size[1]] in _CARD_WORDS:  # "24gb card"
+        end = size[1] + 1 + (size[1] + 1 < len(tokens) and tokens[size[1] + 1] in ("of", "vram"))
+        spec = find(CARD_OF.format(gb=size[0]))
+        return (spec, end) if spec is not None else None
+    start = index
+    if tokens[index] in _CARD_WORDS:  # «карта на 24 гб», "card with 24gb", «карте 24gb»
+        start = index + 1 + (index + 1 < len(tokens) and tokens[index + 1] in _MEMORY_LINKS | {"по"})
+    elif tokens[index] in _INTO_LINKS:  # «в 24 гб»: a size a model goes into, said last
+        start = index + 1
+    else:
+        return None
+    size = _memory(tokens, start)
+    if size is None or (tokens[index] in _INTO_LINKS and size[1] < len(tokens)
+                        and tokens[size[1]] not in _CARD_WORDS):
+        return None
+    end = size[1] + (size[1] < len(tokens) and tokens[size[1]] in _CARD_WORDS)
+    spec = find(CARD_OF.format(gb=size[0]))
+    return (spec, end) if spec is not None else None
+
+
 def gpu_span(tokens: Sequence[str], index: int, find: Callable[[str], Spec | None],
              first: str | None = None) -> tuple[Spec, int] | None:
-    """The longest GPU name (up to three tokens) starting at ``index``; ``first`` replaces its first word."""
+    """The longest GPU name (up to three tokens) starting at ``index``, with the memory said after it
+    ("a100 на 40 гб" is the A100 40GB); ``first`` replaces its first word. A card named by its memory alone
+    ("a 24gb card") is the catalog's first GPU of that memory."""
     if index >= len(tokens):
         return None
     head = tokens[index] if first is None else first
     for width in (3, 2, 1):
         if index + width <= len(tokens):
-            spec = find(" ".join([head, *tokens[index + 1:index + width]]))
+            name = " ".join([head, *tokens[index + 1:index + width]])
+            spec = find(name)
             if spec is not None:
-                return spec, index + width
-    return None
+                end = index + width
+                if end < len(tokens) and tokens[end] in _MEMORY_LINKS:
+                    size = _memory(tokens, end + 1)
+                    variant = find(f"{name} {size[0]}gb") if size is not None else None
+                    if size is not None and variant is not None:
+                        return variant, size[1]
+                return spec, end
+    return _memory_card(tokens, index, find) if first is None else None
 
 
 def _trailing_count(tokens: Sequence[str], end: int) -> tuple[int, int] | None:

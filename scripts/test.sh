@@ -18,4 +18,11 @@ echo "[test] import layers"
 echo "[test] glossary entries match their sources and annotations"
 .venv/bin/python -m tools.glossary --check
 echo "[test] pytest"
+if [[ "${1:-}" == "--fast" ]]; then
+  shift
+  # the slow parts: bot processes against the stub (e2e, faults, scale, hostile), property-based fuzzing,
+  # the labelled-set evaluations, and the console driven through a pseudo-terminal
+  set -- --ignore=tests/e2e --ignore=tests/faults --ignore=tests/scale --ignore=tests/hostile \
+    --ignore=tests/fuzz --ignore=tests/eval --ignore=tests/anchorgpu/test_console_terminal.py "$@"
+fi
 .venv/bin/pytest -q -p no:cacheprovider "$@"

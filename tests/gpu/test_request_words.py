@@ -53,6 +53,33 @@ def test_mention_spans_and_no_false_counts(catalog: GPUCatalog) -> None:
     assert bare is not None and bare.count is None
 
 
+# a memory size after a GPU's name picks its variant; said alone, of a card, it is the catalog's first GPU of
+# that memory (24 GB: RTX 4090, 16 GB: T4, 48 GB: L40S)
+MEMORY_FORMS = [
+    ("a100 на 40 гб", "a100-40gb", 1), ("a100 with 40gb", "a100-40gb", 1), ("a100 с 40 гб", "a100-40gb", 1),
+    ("on a 24gb card", "rtx-4090", 1), ("на карте с 24 гб", "rtx-4090", 1), ("24 гб видеопамяти", "rtx-4090", 1),
+    ("two 24gb cards", "rtx-4090", 2), ("2 карты по 24 гб", "rtx-4090", 2), ("with 16gb vram", "t4", 1),
+    ("на видеокарту 48 гб", "l40s", 1),
+]
+
+
+@pytest.mark.parametrize(("words", "gpu", "count"), MEMORY_FORMS)
+def test_a_memory_size_names_a_variant_or_a_card(service: FitService, words: str, gpu: str, count: int) -> None:
+    result = service.fit(f"llama-3.1-8b {words}")
+    assert (result.gpu.id, result.request.gpu_count) == (gpu, count)
+    assert not any("Ignored" in note or "understand" in note for note in notes_en(result))
+
+
+def test_a_size_a_model_is_put_into_is_a_card_but_other_sizes_are_not(service: FitService,
+                                                                       catalog: GPUCatalog) -> None:
+    assert service.fit("влезет ли llama 3 8b в 24 гб").gpu.id == "rtx-4090"  # said last: what it goes into
+    # no catalog GPU has 20 GB: not a card; a duration stays a duration; "a100 на 2 недели" is the A100
+    assert read_gpu(["в", "20", "гб"], 0, catalog.find) is None
+    request = parse_quote_text("a100 на 2 недели", catalog).request
+    assert (request.gpu_id, request.duration.hours) == ("a100-80gb", 336)
+    assert read_gpu(["в", "24", "гб", "модели"], 0, catalog.find) is None  # the model's size, not a card
+
+
 def test_unknown_words_get_did_you_mean(service: FitService) -> None:
     notes = notes_en(service.fit("llama-3.1-8b h100 lroa"))
     assert any("“lroa”" in note and "lora" in note for note in notes)
