@@ -131,6 +131,7 @@ _CARD_WORDS = UNIT_WORDS - {"x", "х", "×"} | frozenset({
 # what links a GPU or a card to its memory ("a100 на 40 гб", "card with 24gb"), or a model to it ("в 24 гб")
 _MEMORY_LINKS = frozenset({"на", "с", "со", "with", "w/", "of", "by"})
 _INTO_LINKS = frozenset({"в", "во", "into", "in", "on", "на", "по"})  # "по": «2 карты по 24 гб»
+_POSSESSIVES = frozenset({"мои", "мой", "мою", "моих", "моей", "наши", "наш", "нашу", "наших", "my", "our"})
 CARD_OF = "{gb}gb card"  # how a memory size alone is looked up (gpu.catalog: the catalog's first GPU of it)
 
 
@@ -159,7 +160,7 @@ def _memory_card(tokens: Sequence[str], index: int, find: Callable[[str], Spec |
     if tokens[index] in _CARD_WORDS:  # «карта на 24 гб», "card with 24gb", «карте 24gb»
         start = index + 1 + (index + 1 < len(tokens) and tokens[index + 1] in _MEMORY_LINKS | {"по"})
     elif tokens[index] in _INTO_LINKS:  # «в 24 гб»: a size a model goes into, said last
-        start = index + 1
+        start = index + 1 + (index + 1 < len(tokens) and tokens[index + 1] in _POSSESSIVES)  # «в мои 12 гб»
     else:
         return None
     size = _memory(tokens, start)

@@ -15,7 +15,8 @@ every check, or it is never shown — not in a draft, not in an edit, not in the
 * **subject** — what a sentence defines ("X — это …", "X is a …") must be the cited concept; a sentence
   that names none is about the question's concept, and a figure it states must be a fact of a concept the
   sentence or the question names ("…141 ГБ HBM3e" citing the H200 entry, to a question about Llama 3 70B);
-* **language** — a sentence with no Russian word does not answer a Russian question;
+* **language** — a sentence with no Russian word does not answer a Russian question, and a Russian sentence
+  does not answer an English one;
 * **echo** — what a sentence says beyond the question's own words and the cited entry's names must be in
   that entry: a restated question says nothing.
 
@@ -37,7 +38,7 @@ from rag.alignment import SENTENCE_JOIN, align, same_root
 from rag.citations import CITATION, strip_citations, verify_citations
 from rag.glossary import GlossaryEntry
 from rag.mentions import ConceptNames, concept_names
-from rag.prompt import Lang
+from rag.prompt import Lang, prevailing_lang
 from rag.text import compact, content_lemmas
 
 MIN_SUPPORT = 0.25  # what a sentence adds to the question: at least this share of it is the entry's
@@ -48,6 +49,7 @@ _ANY_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 # A Russian question answered by a sentence without one Russian word got an English answer, not a
 # Russian one ("Loss scaling is necessary for training in FP16 [1]" to «нужен ли loss scaling…?»)
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
+_CYRILLIC_NAMES = re.compile(r"«[^»]*»")  # a quoted Russian name in an English sentence keeps it English
 _YES_NO_START = re.compile(r"(?i)^\s*(да|нет|конечно|разумеется|yes|no|sure|of\s+course|certainly)\b[\s,.!—-]")
 _YES_NO_QUESTION = re.compile(
     r"(?i)(\bли\b|^\s*(правда|верно|можно|нужно|надо|должен|обязательно)\b|^\s*(is|are|do|does|did|can|could|will|"
@@ -167,6 +169,8 @@ class SentenceVerifier:
             return SentenceCheck(body, (), "echo")
         if self.answer_lang == "ru" and not _CYRILLIC.search(body):
             return SentenceCheck(body, (), "language")
+        if self.answer_lang == "en" and prevailing_lang(_CYRILLIC_NAMES.sub(" ", body)) == "ru":
+            return SentenceCheck(body, (), "language")  # «GGUF — это формат…» to an English question
         lemmas = set(content_lemmas(body))
         key = compact(body)
         if self._yes_no(body):

@@ -73,6 +73,7 @@ def test_a_memory_size_names_a_variant_or_a_card(service: FitService, words: str
 def test_a_size_a_model_is_put_into_is_a_card_but_other_sizes_are_not(service: FitService,
                                                                        catalog: GPUCatalog) -> None:
     assert service.fit("влезет ли llama 3 8b в 24 гб").gpu.id == "rtx-4090"  # said last: what it goes into
+    assert service.fit("модель 13b не лезет в мои 12 гб").gpu.id == "rtx-3060-12gb"
     # no catalog GPU has 20 GB: not a card; a duration stays a duration; "a100 на 2 недели" is the A100
     assert read_gpu(["в", "20", "гб"], 0, catalog.find) is None
     request = parse_quote_text("a100 на 2 недели", catalog).request

@@ -266,3 +266,13 @@ def test_their_faithful_counterparts_pass() -> None:
     speculative = verifier_of(context("003-speculative-decoding"), "which model checks the proposed tokens?", "en",
                               glossary=GLOSSARY)
     assert speculative.check("A small fast model first proposes several tokens and a large model checks them [1].").ok
+
+
+def test_a_russian_sentence_does_not_answer_an_english_question() -> None:
+    # written by the default model to "is gguf the same as the transformers format?" (the probe)
+    english = verifier_of(context("003-gguf"), "is gguf the same as the transformers format?", "en",
+                          glossary=GLOSSARY)
+    check = english.check("GGUF — это формат хранения моделей, широко используемый современными инструментами [1].")
+    assert check.rejected == "language"
+    russian = verifier_of(context("003-gguf"), "gguf это то же что transformers?", "ru", glossary=GLOSSARY)
+    assert russian.check("GGUF — это формат хранения моделей [1].").rejected != "language"
