@@ -58,7 +58,14 @@ from rag.generation import GenerationResult, RawText, Waiting, generate
 from rag.glossary import GlossaryEntry
 from rag.mentions import concept_names
 from rag.prompt import Lang, Turn, build_messages, detect_lang
-from rag.renderings import RENDERINGS_FILE, Rendering, RenderingsError, load_renderings, source_sha
+from rag.renderings import (
+    RENDERINGS_FILE,
+    Rendering,
+    RenderingsError,
+    load_renderings,
+    rendered_sentences,
+    source_sha,
+)
 from rag.retriever import SearchResult
 from rag.rules import Caveat
 from rag.verification import SentenceCheck, SentenceStream, SentenceVerifier
@@ -416,15 +423,18 @@ class Answerer:
                 and rendering.source_sha == source_sha(entry.definition)}
 
     def _translated(self, quote: Quote) -> Quote:
-        """The entry's curated English when the quote is its whole definition and the rendering was made from
-        this very text (a changed entry falls back to the Russian until its rendering is reviewed)."""
+        """The entry's curated English for the quoted sentences (the whole definition or some of them) when
+        the rendering was made from this very text (a changed entry falls back to the Russian until its
+        rendering is reviewed)."""
         rendering = self.renderings.get(quote.entry.id)
         definition = quote.entry.definition
         if rendering is None or rendering.source_sha != source_sha(definition):
             return quote
-        if " ".join(quote.text.split()) != " ".join(definition.split()):
-            return quote  # a few sentences of a long entry: no aligned rendering of just those
-        return Quote(quote.entry, rendering.en, original=quote.text)
+        if " ".join(quote.text.split()) == " ".join(definition.split()):
+            return Quote(quote.entry, rendering.en, original=quote.text)
+        # a few sentences of a long entry: the rendering is sentence by sentence (rag.renderings.check)
+        english = rendered_sentences(quote.text, definition, rendering.en)
+        return quote if english is None else Quote(quote.entry, english, original=quote.text)
 
     async def _attempt(self, question: str, entries: list[GlossaryEntry], history: Sequence[Turn], lang: Lang,
                        params: GenerationParams, owner: str, conversation_key: str | None, started: float,

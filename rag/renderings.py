@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag.glossary import GlossaryEntry
+from rag.verification import SENTENCE_END
 
 RENDERINGS_FILE = Path("glossary") / "renderings_en.yaml"
 SHA_LENGTH = 12
@@ -251,9 +252,35 @@ def negation_problem(source: str, rendering: str) -> str | None:
 FACT_CHECKS = (number_problem, unit_problem, latin_term_problem, negation_problem)
 
 
+def sentences_of(text: str) -> list[str]:
+    """A text's sentences, as the answer quotes them (rag.verification.SENTENCE_END)."""
+    return [sentence.strip() for sentence in SENTENCE_END.split(text) if sentence.strip()]
+
+
+def sentence_problem(source: str, rendering: str) -> str | None:
+    """A rendering is sentence by sentence, so a quote of some of an entry's sentences has its English too."""
+    said, rendered = len(sentences_of(source)), len(sentences_of(rendering))
+    return None if said == rendered else f"{rendered} sentences for the source's {said}"
+
+
 def fact_problems(source: str, rendering: str) -> list[str]:
-    """What a rendering says differently from its source, as far as numbers, units, terms and negations show."""
-    return [problem for fact_check in FACT_CHECKS if (problem := fact_check(source, rendering)) is not None]
+    """What a rendering says differently from its source, as far as numbers, units, terms and negations show,
+    and whether it keeps the source's sentences."""
+    return [problem for fact_check in (*FACT_CHECKS, sentence_problem)
+            if (problem := fact_check(source, rendering)) is not None]
+
+
+def rendered_sentences(quoted: str, source: str, rendering: str) -> str | None:
+    """The rendering of the quoted sentences of ``source`` (all of it, or some of its sentences), or None
+    when the quote is not made of the source's sentences."""
+    source_sentences, english = sentences_of(source), sentences_of(rendering)
+    if len(source_sentences) != len(english):
+        return None
+    where = {" ".join(sentence.split()): index for index, sentence in enumerate(source_sentences)}
+    picked = [where.get(" ".join(sentence.split())) for sentence in sentences_of(quoted)]
+    if not picked or any(index is None for index in picked):
+        return None
+    return "\n".join(english[index] for index in picked if index is not None)
 
 
 def check(entries: Sequence[GlossaryEntry], renderings: Mapping[str, Rendering]) -> list[str]:

@@ -22,9 +22,11 @@ from rag.renderings import (
     negation_problem,
     number_problem,
     numbers_in,
+    rendered_sentences,
     rendering_for,
     russian_negations,
     russian_units,
+    sentence_problem,
     source_sha,
     unit_problem,
 )
@@ -246,3 +248,16 @@ def test_invalid_yaml_and_a_missing_file_name_the_file(tmp_path: Path) -> None:
     assert str(path) in str(caught.value)
     with pytest.raises(RenderingsError, match="not found"):
         load_renderings(tmp_path / "absent.yaml")
+
+
+def test_a_quote_of_some_sentences_gets_their_english_and_a_rendering_keeps_the_sentences() -> None:
+    source = "Первое предложение. Второе предложение.\nТретье: с числом 8."
+    rendering = "The first sentence. The second sentence.\nThe third: with the number 8."
+    assert rendered_sentences("Третье: с числом 8.", source, rendering) == "The third: with the number 8."
+    assert rendered_sentences("Первое предложение. Третье: с числом 8.", source,
+                              rendering) == "The first sentence.\nThe third: with the number 8."
+    assert rendered_sentences("Не из источника.", source, rendering) is None
+    assert rendered_sentences("Первое предложение.", source, "One sentence for all of it.") is None
+    assert sentence_problem(source, rendering) is None
+    assert sentence_problem(source, "The first and the second sentence.\nThe third: 8.") == (
+        "2 sentences for the source's 3")
