@@ -131,6 +131,8 @@ _CARD_WORDS = UNIT_WORDS - {"x", "х", "×"} | frozenset({
 # what links a GPU or a card to its memory ("a100 на 40 гб", "card with 24gb"), or a model to it ("в 24 гб")
 _MEMORY_LINKS = frozenset({"на", "с", "со", "with", "w/", "of", "by"})
 _INTO_LINKS = frozenset({"в", "во", "into", "in", "on", "на", "по"})  # "по": «2 карты по 24 гб»
+# "is 24gb enough", «хватит ли 80 гигов», «24 гига хватит»: the memory one has
+_ENOUGH = frozenset({"enough", "хватит", "хватает", "хватило", "достаточно"})
 _POSSESSIVES = frozenset({"мои", "мой", "мою", "моих", "моей", "наши", "наш", "нашу", "наших", "my", "our"})
 CARD_OF = "{gb}gb card"  # how a memory size alone is looked up (gpu.catalog: the catalog's first GPU of it)
 
@@ -152,6 +154,13 @@ def _memory_card(tokens: Sequence[str], index: int, find: Callable[[str], Spec |
     """A card named by its memory alone: "24gb card", "24 гб видеопамяти", «карта на 24 гб», "card with
     24gb", and a size a model is put into at the end of a question («влезет ли llama 8b в 24 гб»)."""
     size = _memory(tokens, index)
+    if size is not None and size[1] < len(tokens) and tokens[size[1]] in _ENOUGH:  # "is 24gb enough"
+        spec = find(CARD_OF.format(gb=size[0]))
+        return (spec, size[1] + 1) if spec is not None else None
+    if tokens[index] in _ENOUGH:  # «хватит ли 80 гигов»
+        size = _memory(tokens, index + 1 + (index + 1 < len(tokens) and tokens[index + 1] == "ли"))
+        spec = find(CARD_OF.format(gb=size[0])) if size is not None else None
+        return (spec, size[1]) if size is not None and spec is not None else None
     if size is not None and size[1] < len(tokens) and tokens[size[1]] in _CARD_WORDS:  # "24gb card"
         end = size[1] + 1 + (size[1] + 1 < len(tokens) and tokens[size[1] + 1] in ("of", "vram"))
         spec = find(CARD_OF.format(gb=size[0]))

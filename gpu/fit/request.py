@@ -520,8 +520,14 @@ class RequestParser:
                 spec = self.models.find(" ".join(w for _, w in run))
                 if spec:
                     rest = words[:start] + words[start + width:]
-                    if width == 1 and self._other_size(spec, rest) is not None:
-                        break  # "mistral nemo 12b": a family alias, but a size it is not; read the size below
+                    size = self._other_size_word(spec, rest)
+                    if size is not None:
+                        # "deepseek r1 distill 32b": the name with that size is another model of the catalog
+                        variant = self.models.find(" ".join([*(w for _, w in run), size[1]]))
+                        if variant is not None:
+                            return variant, [word for word in rest if word != size]
+                        if width == 1:
+                            break  # "mistral nemo 12b": a family alias, but a size it is not; read it below
                     return spec, rest
             else:
                 continue
@@ -552,12 +558,12 @@ class RequestParser:
         raise FitInputError("fit_err_unknown_model", suggestions, name=candidate)
 
     @staticmethod
-    def _other_size(spec: ModelSpec, words: list[tuple[int, str]]) -> int | None:
+    def _other_size_word(spec: ModelSpec, words: list[tuple[int, str]]) -> tuple[int, str] | None:
         """A parameter count written beside a model's name that is not that model's (off by over a quarter)."""
-        for _, word in words:
+        for position, word in words:
             params = parse_param_count(word)
             if params is not None and spec.params and abs(params - spec.params) > 0.25 * spec.params:
-                return params
+                return position, word
         return None
 
     def _family_and_size(self, words: list[tuple[int, str]]

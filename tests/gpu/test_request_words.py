@@ -59,7 +59,8 @@ MEMORY_FORMS = [
     ("a100 на 40 гб", "a100-40gb", 1), ("a100 with 40gb", "a100-40gb", 1), ("a100 с 40 гб", "a100-40gb", 1),
     ("on a 24gb card", "rtx-4090", 1), ("на карте с 24 гб", "rtx-4090", 1), ("24 гб видеопамяти", "rtx-4090", 1),
     ("two 24gb cards", "rtx-4090", 2), ("2 карты по 24 гб", "rtx-4090", 2), ("with 16gb vram", "t4", 1),
-    ("на видеокарту 48 гб", "l40s", 1),
+    ("на видеокарту 48 гб", "l40s", 1), ("хватит ли 80 гигов", "h100-sxm", 1), ("is 24gb enough", "rtx-4090", 1),
+    ("24 гига хватит", "rtx-4090", 1),
 ]
 
 
@@ -74,6 +75,9 @@ def test_a_size_a_model_is_put_into_is_a_card_but_other_sizes_are_not(service: F
                                                                        catalog: GPUCatalog) -> None:
     assert service.fit("влезет ли llama 3 8b в 24 гб").gpu.id == "rtx-4090"  # said last: what it goes into
     assert service.fit("модель 13b не лезет в мои 12 гб").gpu.id == "rtx-3060-12gb"
+    # the model's own size said beside its name picks the catalog model of that size
+    assert service.fit("deepseek r1 distill 32b").request.model.id == "deepseek-r1-distill-qwen-32b"
+    assert service.fit("deepseek r1 on 8 h200").request.model.id == "deepseek-r1"
     # no catalog GPU has 20 GB: not a card; a duration stays a duration; "a100 на 2 недели" is the A100
     assert read_gpu(["в", "20", "гб"], 0, catalog.find) is None
     request = parse_quote_text("a100 на 2 недели", catalog).request
