@@ -126,7 +126,7 @@ async def test_llm_crash_then_recovery_without_bot_restart(llm_bot: LLMBot) -> N
     llm_bot.llm.mode = "ok"
     await llm_bot.llm.start()  # same port: the bot's next request reaches it
     answer = await reply_to(llm_bot.stub, "Why does HBM memory matter for GPUs?", timeout=60)
-    assert "stacked GPU memory" in answer and "⚠️" not in answer, answer
+    assert "vertically stacked chips" in answer and "⚠️" not in answer, answer
 
 
 async def test_stop_cancels_my_answer_while_it_streams(llm_bot: LLMBot) -> None:
@@ -140,7 +140,7 @@ async def test_stop_cancels_my_answer_while_it_streams(llm_bot: LLMBot) -> None:
     texts = await stub.wait_for("sendMessage", lambda c: c.params.get("chat_id") == chat, timeout=60, count=2)
     joined = " ".join(parse_html(c.params["text"]) for c in texts)
     assert "Stopping your answer" in joined and "stopped" in joined.lower(), joined
-    assert "stacked GPU memory with very high bandwidth" not in joined  # the rest was never generated
+    assert "a type of GPU memory with vertically stacked chips" not in joined  # the rest was never generated
     llm_bot.llm.mode = "ok"
 
 
