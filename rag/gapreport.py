@@ -117,7 +117,7 @@ def quality_by_week(answers: Sequence[tuple[datetime, str]], votes: Sequence[tup
 
 async def build_report(store: FeedbackStore, embedder: Callable[[], Embedder], *, since: datetime | None = None,
                        threshold: float = DEFAULT_THRESHOLD, top: int = 10) -> dict[str, Any]:
-    """The ``anchorgpu report --json`` contract (see the README). ``embedder`` is called (in a worker
+    """The ``anchorgpu report --json`` contract (docs/telegram.md). ``embedder`` is called (in a worker
     thread: loading a model takes a while) only when there are questions to cluster."""
     counts = await store.vote_counts(since=since)
     gaps = await store.gaps(since=since)

@@ -9,8 +9,8 @@ to a self-contained rollback journal (no -wal/-shm files to carry along) and onl
 place, so a file at PATH is always a complete backup. Restore: stop the bot, put the copy at the DB_URL
 path (or point DB_URL at it), start the bot.
 
-PostgreSQL (DB_URL=postgresql://…) is backed up with its own tools, ``pg_dump``/``pg_restore`` (see the
-README); this command refuses it instead of pretending.
+PostgreSQL (DB_URL=postgresql://…) is backed up with its own tools, ``pg_dump``/``pg_restore`` (see
+docs/operations.md, Backups); this command refuses it instead of pretending.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class BackupError(Exception):
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("backup", help="copy the SQLite database consistently, even while the bot runs",
                             description="Copy the SQLite database (DB_URL) to PATH with SQLite's online-backup "
-                                        "API. PostgreSQL: use pg_dump (see the README).")
+                                        "API. PostgreSQL: use pg_dump (docs/operations.md, Backups).")
     parser.add_argument("path", help="the backup file to write, or an existing folder (a dated file inside)")
     parser.add_argument("--force", action="store_true", help="replace PATH if it already exists")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -54,8 +54,8 @@ def sqlite_database(url: str) -> Path:
     from sqlalchemy.engine import make_url
 
     if url.startswith("postgresql"):
-        raise BackupError("DB_URL is PostgreSQL: back it up with pg_dump, e.g. "
-                          "`pg_dump -Fc -d postgresql://USER@HOST/DB -f anchorgpu.dump` (README: Backups)", 2)
+        raise BackupError("DB_URL is PostgreSQL: back it up with pg_dump, e.g. `pg_dump -Fc -d "
+                          "postgresql://USER@HOST/DB -f anchorgpu.dump` (docs/operations.md: Backups)", 2)
     database = make_url(url).database
     if not database or database == ":memory:" or database.startswith("file:"):
         raise BackupError(f"DB_URL {url!r} is not a SQLite file: nothing to back up", 2)

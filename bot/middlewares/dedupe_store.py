@@ -289,7 +289,7 @@ class FailoverUpdateClaims:
       (done keys, or leases for updates still in flight) and the completions it could not write, so a
       redelivery of an update answered during the outage is skipped in Redis too.
 
-    Left open (README, Redis outage): a partial outage where one replica loses Redis while another keeps it,
+    Left open (docs/operations.md, Redis outage): a partial outage where one replica loses Redis while another keeps it,
     and Telegram redelivers one update to both sides within that window; a Redis restarted without its AOF
     forgets the updates before the outage (their quotes and placements stay exactly-once by their keys).
     """

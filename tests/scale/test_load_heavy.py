@@ -1,6 +1,6 @@
 """The heavy load run (``anchorgpu bench load``), only with ``ANCHORGPU_HEAVY=1``: its JSON must show
 0 lost, 0 duplicated, 0 delivery errors, every valid quote stored exactly once, and a replica under 2 GiB
-with the default model in process. Throughput figures are reported, not asserted (see README)."""
+with the default model in process. Throughput figures are reported, not asserted (docs/operations.md, Sizing)."""
 
 from __future__ import annotations
 
