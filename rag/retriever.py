@@ -7,6 +7,7 @@ Search is synchronous and fast (a few milliseconds plus one query embedding); as
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections.abc import Sequence
@@ -111,6 +112,10 @@ def compound_parts(entry: GlossaryEntry) -> tuple[str, ...]:
     return tuple(part.strip() for part in entry.term.split(" и ") if part.strip())
 
 
+# Index versions: one number per index built in this process, never reused.
+_INDEX_VERSIONS = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class GlossaryIndex:
     """One glossary's searchable state. A search reads it once, so a reload that swaps it (a glossary
@@ -123,6 +128,9 @@ class GlossaryIndex:
     names: NameIndex
     bm25: Bm25Index
     sync_report: SyncReport | None
+    # Which glossary this is, unique in the process (a reload builds a new index, so a new version; two
+    # retrievers never share one): what a cache of anything derived from the served glossary is keyed by.
+    version: int = field(default_factory=lambda: next(_INDEX_VERSIONS))
 
     @classmethod
     def build(cls, entries: Sequence[GlossaryEntry], vectors: np.ndarray | None, collection: Any = None,
@@ -166,6 +174,12 @@ class HybridRetriever:
     @property
     def entries(self) -> list[GlossaryEntry]:
         return self._index.entries
+
+    @property
+    def version(self) -> int:
+        """The served glossary's version (:attr:`GlossaryIndex.version`): it changes on every reload, so a
+        cache keyed by it never serves what an edited entry used to say."""
+        return self._index.version
 
     @property
     def vectors(self) -> np.ndarray | None:

@@ -168,7 +168,9 @@ class RuleBook:
     def __init__(self, data_dir: Path, glossary: DataFile[Glossary]) -> None:
         self._document: DataFile[RulesDocument] = DataFile(data_dir / RULES_FILE, read_rules_document)
         self._glossary = glossary
-        self._vocabulary: tuple[int, frozenset[str]] = (-1, frozenset())
+        # the glossary and the rules document the vocabulary was made from (held, so never mistaken for a
+        # later version: an id() could be reused) and their words. An edit of either file is a new value.
+        self._vocabulary: tuple[Glossary | None, RulesDocument | None, frozenset[str]] = (None, None, frozenset())
 
     def rules(self) -> list[Rule]:
         return self._document.get().rules
@@ -194,13 +196,16 @@ class RuleBook:
 
     def vocabulary(self) -> frozenset[str]:
         """The words of the glossary and of the rules' own vocabulary (what a typo is corrected towards)."""
-        entries = self._glossary.get()
-        if self._vocabulary[0] != id(entries):
-            words = {w for e in entries for w in _WORD.findall(f"{e.term} {e.definition}".lower())}
-            words |= {w for rule in self.rules() for w in _WORD.findall(f"{rule.quote} {rule.en}".lower())}
-            words |= set(RULE_WORDS)
-            self._vocabulary = (id(entries), frozenset(words))
-        return self._vocabulary[1]
+        entries, document = self._glossary.get(), self._document.get()
+        cached_entries, cached_document, cached = self._vocabulary
+        if cached_entries is entries and cached_document is document:
+            return cached
+        words = {w for e in entries for w in _WORD.findall(f"{e.term} {e.definition}".lower())}
+        words |= {w for rule in document.rules for w in _WORD.findall(f"{rule.quote} {rule.en}".lower())}
+        words |= set(RULE_WORDS)
+        vocabulary = frozenset(words)
+        self._vocabulary = (entries, document, vocabulary)
+        return vocabulary
 
     def corrected(self, question: str) -> str:
         """The question with one-letter typos of longer words fixed towards the vocabulary ("остоновить

@@ -38,9 +38,11 @@ def cards(hits: list[Hit] | list[GlossaryEntry], lang: Lang) -> list[InlineQuery
     return results
 
 
-# Recent inline answers by query and language. The glossary does not change while the bot runs, and
-# people type and retype the same few terms, so a repeat skips retrieval and rendering.
-CARDS: LRUCache[tuple[str, Lang], list[InlineQueryResultUnion]] = LRUCache(512)
+# Recent inline answers by glossary version, query and language: people type and retype the same few terms,
+# so a repeat skips retrieval and rendering. The glossary changes while the bot runs (rag.reload), and an
+# edited entry must show its new text at once: a reload gives the served glossary a new version, so the
+# cards of the old one are never found again (they age out of the LRU).
+CARDS: LRUCache[tuple[int, str, Lang], list[InlineQueryResultUnion]] = LRUCache(512)
 
 
 @router.inline_query()
@@ -49,7 +51,9 @@ async def on_inline(query: InlineQuery, retriever: HybridRetriever | None, lang:
     if not text or retriever is None:
         await query.answer([], cache_time=5, is_personal=False)
         return
-    key = (" ".join(text.lower().split()), lang)
+    # the version is read before the search: a reload in between stores newer cards under the old version
+    # (never looked up again), never old cards under the new one
+    key = (retriever.version, " ".join(text.lower().split()), lang)
     results = CARDS.get(key)
     if results is None:
         result = await asyncio.to_thread(retriever.search, text, MAX_RESULTS)

@@ -71,3 +71,23 @@ def test_a_rule_quoting_words_its_entry_does_not_have_is_refused(tmp_path: Path)
         "не приостанавливает оплаченный период", "приостанавливает оплаченный период", 1), encoding="utf-8")
     with pytest.raises(RulesError, match="not in the definition"):
         RuleBook(data, glossary_file(data)).check()
+
+
+def test_the_typo_vocabulary_follows_an_edit_of_the_rules_and_of_the_glossary(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(DATA_DIR / "glossary", data / "glossary")
+    book = RuleBook(data, glossary_file(data))
+    assert "zettascale" not in book.vocabulary() and "teplocube" not in book.vocabulary()
+    assert book.corrected("a zetascale rule") == "a zetascale rule"
+
+    rules = data / "glossary" / "rules.yaml"
+    rules.write_text(rules.read_text(encoding="utf-8").replace(
+        "en: In this catalog a week", "en: In this zettascale catalog a week", 1), encoding="utf-8")
+    assert "zettascale" in book.vocabulary(), "the rules file was edited, the glossary was not"
+    assert book.corrected("a zetascale rule") == "a zettascale rule"
+
+    entries = data / "glossary" / "entries.yaml"
+    entries.write_text(entries.read_text(encoding="utf-8").replace(
+        "Высокоскоростная межсоединительная шина NVIDIA",
+        "Высокоскоростная межсоединительная шина NVIDIA (TeploCube)", 1), encoding="utf-8")
+    assert "teplocube" in book.vocabulary()
