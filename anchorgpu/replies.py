@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from app.reply import GlossaryReply, RefusalReply, SmallTalkReply
 from app.services import Services
 from app.views.answer import render_caveats
+from app.views.answer import render_sources as render_answer_sources  # this module's render_sources wraps it
 from app.views.reply import reply_json
 from infra.i18n import Lang, t
 from rag.answer import Answer, Answerer, Delta, Done, Queued
@@ -53,10 +54,9 @@ class StatusLine:
 
 
 def render_sources(answer: Answer) -> str:
-    if not answer.sources:
-        return ""
-    lines = [f"[{n}] {e.term} — {e.source} ({e.id})" for n, e in enumerate(answer.sources, start=1)]
-    return f"\n{t('sources_title', answer.lang)}:\n" + "\n".join(lines)
+    """The sources as every front shows them (:func:`app.views.answer.render_sources`, plain text)."""
+    sources = render_answer_sources(answer.sources, answer.lang)
+    return f"\n{sources}" if sources else ""
 
 
 async def stream_answer(answerer: Answerer, question: str, conversation: str | None, lang: Lang | None,

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from app.views.answer import render_caveats
+from app.views.answer import render_caveats, source_title
 from gpu.placements.reminders import REMIND_BEFORE
 from infra.i18n import Lang, Phrase, t
 from infra.markup import PLAIN, Markup
@@ -289,7 +289,7 @@ def render_lifecycle(answer: LifecycleAnswer, lang: Lang, markup: Markup = PLAIN
         if lang == "en" and quote.en:
             parts.append(markup.italic(t("lifecycle_translation", lang, text=quote.en)))
     if answer.quotes:
-        sources = dict.fromkeys(f"{quote.term} — {quote.source}" for quote in answer.quotes)
+        sources = dict.fromkeys(f"{quote.term} — {source_title(quote.source, lang)}" for quote in answer.quotes)
         parts.append(markup.italic(t("lifecycle_glossary_source", lang, sources="; ".join(sources))))
     parts.append("")
     parts.append(markup.bold(t("lifecycle_product_rules", lang)))

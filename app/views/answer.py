@@ -3,23 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import PurePath
 
-from infra.i18n import Lang, t
+from infra.i18n import Lang, has, t
 from infra.markup import PLAIN, Markup
 from rag.answer import Answer
 from rag.glossary import GlossaryEntry
 from rag.rules import Caveat
 
 
+def source_title(source: str, lang: Lang) -> str:
+    """The document an entry comes from, as a reader names it: its seed's title (``source_title_<seed>`` in the
+    catalog), or the glossary's for a seed without one. The seed's file name is for ``--json`` and operators."""
+    key = f"source_title_{PurePath(source).stem}"
+    return t(key, lang) if has(key) else t("source_title_glossary", lang)
+
+
+def _source(source: str, lang: Lang, markup: Markup) -> str:
+    """An entry's source as shown: a web page as its link, a seed file as its title (never the file name)."""
+    if source.startswith(("http://", "https://")):
+        return markup.link(source, source)
+    return markup.text(source_title(source, lang))
+
+
 def render_sources(sources: Sequence[GlossaryEntry], lang: Lang, markup: Markup = PLAIN) -> str:
-    """``Sources:`` and one numbered line per cited entry (plain text names the entry id too)."""
+    """``Sources:`` and one numbered line per cited entry: its term and its document's title (plain text names
+    the entry id too)."""
     if not sources:
         return ""
     lines = [markup.bold(t("sources_title", lang) + ("" if markup.html else ":"))]
     for number, entry in enumerate(sources, start=1):
         line = f"[{number}] {markup.bold(entry.term or entry.id)}"
         if entry.source:
-            line += " — " + markup.link(entry.source, entry.source)
+            line += " — " + _source(entry.source, lang, markup)
         if not markup.html:
             line += f" ({entry.id})"
         lines.append(line)
@@ -43,7 +59,7 @@ def render_card(entry: GlossaryEntry, lang: Lang, markup: Markup = PLAIN) -> str
     """One glossary entry as a card: term, definition, source (inline mode and /terms)."""
     lines = [markup.bold(entry.term), markup.text(entry.definition.strip())]
     if entry.source:
-        lines.append(f"{markup.text(t('source_label', lang))}: {markup.link(entry.source, entry.source)}")
+        lines.append(f"{markup.text(t('source_label', lang))}: {_source(entry.source, lang, markup)}")
     return "\n\n".join(lines)
 
 
@@ -51,7 +67,7 @@ def render_caveats(caveats: Sequence[Caveat], lang: Lang, markup: Markup = PLAIN
     """The cited seeds' own disclaimers, quoted (in English, the curator's rendering follows the quote)."""
     parts = []
     for caveat in caveats:
-        parts.append(markup.italic(t("answer_caveat", lang, source=caveat.source)))
+        parts.append(markup.italic(t("answer_caveat", lang, source=source_title(caveat.source, lang))))
         parts.append(markup.quote(caveat.quote))
         if lang == "en":
             parts.append(markup.text(t("rule_in_english", lang, text=caveat.en)))

@@ -4,7 +4,7 @@ company's rules quoted from the glossary (``rag.rules``). The user sees where ea
 from __future__ import annotations
 
 from app.intents import Intent
-from app.views.answer import render_caveats
+from app.views.answer import render_caveats, source_title
 from app.views.prices import render_price_answer
 from gpu.data import GpuData
 from infra.i18n import Lang, t
@@ -71,7 +71,8 @@ def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> st
     for answer in intent.rules:
         if answer.rule.derived:
             parts.append(markup.text(answer.rule.derived[lang]))
-    sources = dict.fromkeys(f"{answer.entry.term} — {answer.entry.source}" for answer in intent.rules)
+    sources = dict.fromkeys(f"{answer.entry.term} — {source_title(answer.entry.source, lang)}"
+                            for answer in intent.rules)
     source_key = "rule_source" if verdict is None else "rule_source_verdict"
     parts.append(markup.italic(t(source_key, lang, sources="; ".join(sources))))
     caveats = list(dict.fromkeys(caveat for answer in intent.rules for caveat in answer.caveats))

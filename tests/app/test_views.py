@@ -19,7 +19,7 @@ def test_render_answer_escapes_model_text_and_lists_sources() -> None:
     plain = parse_html(html_text)
     assert "Use <script> & [1] vs [2]" in plain
     assert "Sources" in plain and "[1] KV <cache> — https://example.com/kv?a=1&b=2" in plain
-    assert "[2] GQA — seed 001" in plain
+    assert "[2] GQA — AnchorGPU glossary" in plain  # a document without a title: the glossary's
     assert 'href="https://example.com/kv?a=1&amp;b=2"' in html_text
 
 
@@ -27,7 +27,7 @@ def test_the_plain_answer_has_the_same_words_and_names_the_entry_ids() -> None:
     sources = [entry("KV <cache>", "kv.txt", entry_id="kv")]
     text = render_answer("Use <script> & [1]", sources, "en", PLAIN)
     assert text.startswith("Use <script> & [1]")
-    assert "Sources:\n[1] KV <cache> — kv.txt (kv)" in text
+    assert "Sources:\n[1] KV <cache> — AnchorGPU glossary (kv)" in text  # a title, never the file name
 
 
 def test_card() -> None:
@@ -35,4 +35,4 @@ def test_card() -> None:
     assert parse_html(card).startswith("PagedAttention")
     assert "Страничный <KV>-кэш" in parse_html(card)
     assert "Источник: https://vllm.ai" in parse_html(card)
-    assert render_card(entry("GQA", "seed", "Группы"), "en", PLAIN) == "GQA\n\nГруппы\n\nSource: seed"
+    assert render_card(entry("GQA", "seed", "Группы"), "en", PLAIN) == "GQA\n\nГруппы\n\nSource: AnchorGPU glossary"

@@ -71,6 +71,8 @@ async def test_an_entry_edited_while_the_bot_runs_is_shown_with_its_new_text(
     retriever = reloader.retriever
     first = await _inline(stub, api_bot, retriever, "NVLink")
     assert first[0]["id"] == ENTRY and OLD_TEXT in _card(first, ENTRY)
+    assert "Источник: Глоссарий ML и GPU" in _card(first, ENTRY), "the seed's title, not its file name"
+    assert ".txt" not in _card(first, ENTRY)
     assert await _inline(stub, api_bot, retriever, "nvlink ") == first, "a repeat is the same answer"
 
     _rewrite_definition(entries, ENTRY, NEW_TEXT)

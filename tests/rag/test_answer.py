@@ -222,7 +222,7 @@ async def test_console_chat_streams_the_answer_then_the_sources(
     chat = ConsoleChat(services, lang="en", out=out)
     await chat.handle("How does NVLink connect GPUs?")
     printed = out.getvalue()
-    assert "Sources:" in printed and "NVLink — nvlink.txt (nvlink)" in printed
+    assert "Sources:" in printed and "NVLink — AnchorGPU glossary (nvlink)" in printed
     await chat.handle("/ask")
     assert "Usage: /ask QUESTION" in out.getvalue()
 
