@@ -20,6 +20,8 @@ RUN ln -s /usr/local/cuda/lib64/stubs/libcuda.so /usr/local/cuda/lib64/stubs/lib
     && LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs CMAKE_ARGS="-DGGML_CUDA=on -DGGML_NATIVE=OFF" \
        pip install --no-cache-dir --no-binary llama-cpp-python llama-cpp-python==0.3.36
 WORKDIR /app
+# The product's packages only: dev/ (benchmarks, the Telegram stub, offline tools) and tests/ stay out, and
+# pyproject's package list leaves them out of the wheel too (`anchorgpu bench` says so in one line).
 COPY pyproject.toml README.md ./
 COPY anchorgpu anchorgpu
 COPY bot bot

@@ -12,7 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpu.catalog import GPUCatalog, read_gpu_catalog
-from gpu.fit.models import ModelCatalog, read_model_catalog
+from gpu.fit.architectures import ModelCatalog, read_model_catalog
 from gpu.prices import GPUPrice, PriceList, read_price_list
 from infra.datafile import DataFile
 

@@ -55,6 +55,13 @@ if [[ ! -f "$STAMP" ]]; then
   touch "$STAMP"
 fi
 
+# The developer programs (dev/: the benchmarks, the Telegram stub, the glossary generator) are not part of the
+# installed package; this venv alone sees the checkout's root, so `anchorgpu bench` reaches dev.bench from any
+# folder (an installed wheel or the Docker image has no dev/, and `anchorgpu bench` says so).
+SITE_PACKAGES="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+[[ "$(cat "$SITE_PACKAGES/anchorgpu-dev-tree.pth" 2>/dev/null)" == "$ROOT" ]] \
+  || printf '%s\n' "$ROOT" > "$SITE_PACKAGES/anchorgpu-dev-tree.pth"
+
 # Models are checked every time (cheap: size + cached digest); assembled only when missing or wrong.
 "$VENV/bin/python" -m anchorgpu.provision
 

@@ -16,7 +16,7 @@ echo "[test] mypy"
 echo "[test] import layers"
 .venv/bin/lint-imports
 echo "[test] glossary entries match their sources and annotations"
-.venv/bin/python -m tools.glossary --check
+.venv/bin/python -m dev.glossary --check
 echo "[test] pytest"
 if [[ "${1:-}" == "--fast" ]]; then
   shift

@@ -16,12 +16,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from dev.telegram_stub import TelegramStub
 from gpu.data import GpuData
 from gpu.fit.engine import FitResult
 from gpu.fit.service import FitService
 from infra.db import create_engine
 from infra.settings import DataSettings
-from tests.telegram_stub import TelegramStub
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = DataSettings.model_fields["data_dir"].default  # the shipped data/, as the settings define it

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
     from app.views.fit import render, result_json
     from gpu.data import GpuData
-    from gpu.fit.models import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
+    from gpu.fit.architectures import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
     from gpu.fit.request import FitInputError
     from gpu.fit.service import FitService
 

@@ -29,8 +29,8 @@ from bot.rendering import strip_tags, utf16_len
 from bot.rich import RichReplies, try_rich
 from bot.routers.quote import QuoteItButton
 from bot.streaming import Target, reply_html, target_of
+from gpu.fit.architectures import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
 from gpu.fit.engine import FitResult
-from gpu.fit.models import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
 from gpu.fit.request import FitInputError
 from gpu.fit.service import FitService
 from infra.i18n import Lang, t

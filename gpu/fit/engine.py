@@ -21,7 +21,7 @@ from decimal import Decimal
 from typing import Literal
 
 from gpu.catalog import GPUCatalog, GPUSpec
-from gpu.fit.models import ModelSpec
+from gpu.fit.architectures import ModelSpec
 from gpu.fit.quant import KV_DTYPES, Q6_K_BPW, WEIGHT_FORMATS, WeightFormat
 from infra.i18n import Phrase
 

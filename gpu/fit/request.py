@@ -22,8 +22,8 @@ from decimal import Decimal
 from typing import Any
 
 from gpu.catalog import GPUCatalog, GPUSpec, normalize_name, suggest
+from gpu.fit.architectures import ModelCatalog, ModelInputError, ModelSpec, model_from_param_count, parse_param_count
 from gpu.fit.engine import FitRequest
-from gpu.fit.models import ModelCatalog, ModelInputError, ModelSpec, model_from_param_count, parse_param_count
 from gpu.fit.quant import QUANT_ALIASES, WEIGHT_FORMATS, normalize_kv, normalize_quant
 from gpu.quote.duration import Duration, Unit, duration_part
 from gpu.request_words import TIMES, UNIT_WORDS, count_value, drop_foreign, plural_tolerant, read_gpu

@@ -10,8 +10,8 @@ import dataclasses
 import threading
 
 from gpu.data import GpuData
+from gpu.fit.architectures import ModelInputError, ModelSpec
 from gpu.fit.engine import FitEngine, FitResult
-from gpu.fit.models import ModelInputError, ModelSpec
 from gpu.fit.request import MAX_GPU_COUNT, FitInputError, RequestParser
 
 

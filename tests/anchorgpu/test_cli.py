@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from anchorgpu.cli import COMMAND_MODULES, main
+from anchorgpu.cli.bench import UNAVAILABLE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +35,24 @@ def test_mistyped_subcommand_suggests_the_right_one(capsys: pytest.CaptureFixtur
         main(["qoute"])
     assert info.value.code == 2
     assert "did you mean: quote" in capsys.readouterr().err
+
+
+def test_bench_is_an_entry_into_the_dev_tree_from_any_folder(tmp_path: Path) -> None:
+    """scripts/setup.sh makes the checkout's dev/ importable in the venv, not only from the repository root."""
+    done = subprocess.run([sys.executable, "-m", "anchorgpu", "bench", "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for name in ("fit", "quote", "routing", "bot", "load", "soak"):
+        assert name in done.stdout
+
+
+def test_bench_without_the_dev_tree_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """An installed wheel or the Docker image has no dev/: one line and exit code 2, not a traceback."""
+    monkeypatch.setitem(sys.modules, "dev", None)
+    monkeypatch.setitem(sys.modules, "dev.bench", None)
+    assert main(["bench", "fit", "llama-3.1-8b"]) == 2
+    assert capsys.readouterr().err == UNAVAILABLE + "\n"
 
 
 def test_console_chat_answers_help_without_a_token(tmp_path: Path) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from app.views.answer import render_answer, render_card
+from dev.telegram_stub import parse_html
 from infra.markup import HTML, PLAIN
 from rag.glossary import GlossaryEntry
-from tests.telegram_stub import parse_html
 
 
 def entry(term: str, source: str, definition: str = "", entry_id: str = "") -> GlossaryEntry:

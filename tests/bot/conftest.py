@@ -11,8 +11,8 @@ from aiogram.client.default import DefaultBotProperties
 from aiogram.client.telegram import TelegramAPIServer
 
 from bot.session import JsonBodySession
+from dev.telegram_stub import TelegramStub
 from tests.conftest import TEST_TOKEN
-from tests.telegram_stub import TelegramStub
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.answer_jobs import DONE, FAILED, RUNNING, AnswerJob, AnswerJobs
 from bot.answer_recovery import AnswerJobSweeper
+from dev.telegram_stub import TelegramStub, parse_html
 from infra.migrate import migrate
 from infra.settings import AnswerJobSettings
-from tests.telegram_stub import TelegramStub, parse_html
 
 FAST = AnswerJobSettings(heartbeat_s=0.1, stale_s=0.4, sweep_interval_s=0.1, max_attempts=3)
 MESSAGES = itertools.count(500)

@@ -15,11 +15,11 @@ from bot import middlewares
 from bot.middlewares.dedupe_store import SqlUpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.preferences import PreferenceStore
+from dev.telegram_stub import TelegramStub
 from infra.db import create_engine
 from infra.migrate import migrate
 from infra.settings import Settings, TelegramSettings
 from tests.conftest import TEST_TOKEN
-from tests.telegram_stub import TelegramStub
 
 
 async def test_a_failing_handler_gets_an_apology_and_a_logged_trace(

@@ -8,9 +8,9 @@ from aiogram.types import Message
 
 from bot.charts import ChartPhotos
 from bot.routers import fit as fit_router
+from dev.telegram_stub import TelegramStub, parse_html
 from gpu.fit.service import FitService
 from tests.conftest import fit_service
-from tests.telegram_stub import TelegramStub, parse_html
 
 QUERY = "llama-3.1-8b q4_k_m 1xL40S"
 

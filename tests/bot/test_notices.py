@@ -14,8 +14,8 @@ from bot.generations import Generations
 from bot.notices import Notices, PersonalNotice
 from bot.routers.stop import StopAnswer, stop_keyboard
 from bot.streaming import AnswerStream, ChatPacer, Target
+from dev.telegram_stub import BOT_ID, TelegramStub
 from models.queue import RequestCancelledError, RequestQueue
-from tests.telegram_stub import BOT_ID, TelegramStub
 
 GROUP = -3001
 

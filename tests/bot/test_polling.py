@@ -19,9 +19,9 @@ from bot.middlewares.dedupe import DedupeMiddleware
 from bot.middlewares.dedupe_store import SqlUpdateClaims
 from bot.polling import JournaledPolling
 from bot.update_journal import DONE, FAILED, PENDING, SqlUpdateJournal
+from dev.telegram_stub import TelegramStub
 from infra.db import create_engine
 from infra.migrate import migrate
-from tests.telegram_stub import TelegramStub
 
 pytestmark = pytest.mark.timeout(60)
 

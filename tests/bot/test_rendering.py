@@ -15,8 +15,8 @@ from bot.rendering import (
     truncate_preview,
     utf16_len,
 )
+from dev.telegram_stub import parse_html, visible_length
 from infra.markup import escape
-from tests.telegram_stub import parse_html, visible_length
 
 WORDS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=60)
 TAGS = ("b", "i", "u", "s", "code", "tg-spoiler", "blockquote")

@@ -19,9 +19,7 @@ from bot.rich import MAX_COLUMNS, RichReplies, SendRichTable, blocks_json, send_
 from bot.routers import fit as fit_router
 from bot.session import JsonBodySession
 from bot.streaming import Target, reply_parameters
-from infra.markup import HTML
-from tests.conftest import TEST_TOKEN, fit_service
-from tests.telegram_stub import (
+from dev.telegram_stub import (
     RICH_MAX_BLOCKS,
     BotAPIError,
     Fault,
@@ -30,6 +28,8 @@ from tests.telegram_stub import (
     parse_html,
     rich_tables,
 )
+from infra.markup import HTML
+from tests.conftest import TEST_TOKEN, fit_service
 
 
 def _json(report: Report) -> list[dict]:  # type: ignore[type-arg]

@@ -11,7 +11,7 @@ from aiogram.types import (
     InputTextMessageContent,
 )
 
-from tests.telegram_stub import TelegramStub
+from dev.telegram_stub import TelegramStub
 
 
 async def test_requests_without_files_are_json_with_native_values(api_bot: Bot, stub: TelegramStub) -> None:

@@ -10,9 +10,9 @@ from aiogram import Bot
 
 from app.views.answer import render_answer
 from bot.streaming import AnswerStream, ChatPacer, Target, send_html
+from dev.telegram_stub import Fault, TelegramStub, parse_html, visible_length
 from infra.markup import HTML, escape
 from tests.app.test_views import entry
-from tests.telegram_stub import Fault, TelegramStub, parse_html, visible_length
 
 PRIVATE = Target(chat_id=301, thread_id=None, reply_to_message_id=None, is_private=True)
 

@@ -10,9 +10,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from dev.telegram_stub import Call, TelegramStub
 from tests.conftest import REPO_ROOT, BotProcess, bot_env
 from tests.rag.support import shared_chroma_dir, shared_retriever
-from tests.telegram_stub import Call, TelegramStub
 
 
 def free_port() -> int:

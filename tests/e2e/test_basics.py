@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dev.telegram_stub import TelegramStub
 from tests.conftest import BotProcess
-from tests.telegram_stub import TelegramStub
 
 
 async def test_start_and_help_in_russian_and_english(stub: TelegramStub,

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from dev.telegram_stub import Call, TelegramStub, parse_html
 from tests.conftest import BotProcess
 from tests.e2e.telegram_helpers import running_bot
-from tests.telegram_stub import Call, TelegramStub, parse_html
 
 
 @pytest.fixture(scope="module")

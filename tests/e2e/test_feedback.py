@@ -9,10 +9,10 @@ import subprocess
 import sys
 from collections.abc import Callable
 
+from dev.telegram_stub import BOT_USERNAME, TelegramStub, parse_html
 from tests.conftest import REPO_ROOT, BotProcess
 from tests.e2e.telegram_helpers import group_message
 from tests.e2e.test_quote import NO_LIMITS, buttons, find_message, press, wait_ready
-from tests.telegram_stub import BOT_USERNAME, TelegramStub, parse_html
 
 ADMIN = 9001
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from dev.telegram_stub import Call, TelegramStub
 from tests.conftest import SMALL_MODEL as SMALL_GGUF
 from tests.conftest import BotProcess
-from tests.telegram_stub import Call, TelegramStub
 
 
 def _to(chat_id: int) -> Callable[[Call], bool]:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import yaml
 
+from dev.telegram_stub import parse_html
 from infra.settings import REPO_ROOT
 from tests.e2e.telegram_helpers import running_bot
-from tests.telegram_stub import parse_html
 
 NEW_ENTRY = {
     "id": "999-teplokub", "term": "ТеплоКуб", "aliases": ["TeploCube"], "category": "hardware",

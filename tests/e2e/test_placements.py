@@ -12,10 +12,10 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from dev.telegram_stub import Call, TelegramStub
 from tests.conftest import BotProcess
 from tests.e2e.telegram_helpers import refusal_text
 from tests.e2e.test_quote import NO_LIMITS, buttons, find_message, press, wait_ready
-from tests.telegram_stub import Call, TelegramStub
 
 T0 = "2026-12-01T12:00:00Z"
 RULE_RU = "остановка не приостанавливает оплаченный период"

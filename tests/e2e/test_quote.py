@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dev.telegram_stub import Call, TelegramStub
 from tests.conftest import BotProcess
-from tests.telegram_stub import Call, TelegramStub
 
 # the rate limiter is tested elsewhere; here it would only slow down button-mashing tests
 NO_LIMITS = {"TELEGRAM_RATE_LIMIT_PER_MINUTE": "10000", "TELEGRAM_CHAT_RATE_LIMIT_PER_MINUTE": "10000",

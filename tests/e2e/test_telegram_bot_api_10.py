@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from dev.telegram_stub import Call, TelegramStub, parse_html, rich_tables
 from tests.conftest import BotProcess
 from tests.e2e.telegram_helpers import running_bot
-from tests.telegram_stub import Call, TelegramStub, parse_html, rich_tables
 
 NO_LIMITS = {"TELEGRAM_RATE_LIMIT_PER_MINUTE": "10000", "TELEGRAM_CHAT_RATE_LIMIT_PER_MINUTE": "10000",
              "TELEGRAM_HEALTH_PORT": "0", "LLM_MAX_TOKENS": "40"}

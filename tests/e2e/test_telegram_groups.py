@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from dev.telegram_stub import BOT_USERNAME, Call, Fault, TelegramStub
 from tests.conftest import BotProcess
 from tests.e2e.telegram_helpers import group_message, running_bot
-from tests.telegram_stub import BOT_USERNAME, Call, Fault, TelegramStub
 
 ALLOWED = [-1001, -1002, -1003, -1004, -1005, -1006, -1007]
 

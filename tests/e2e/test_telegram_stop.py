@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from dev.telegram_stub import BOT_ID, BOT_USERNAME, Call, TelegramStub
 from tests.conftest import BotProcess
 from tests.e2e.telegram_helpers import group_message, running_bot
-from tests.telegram_stub import BOT_ID, BOT_USERNAME, Call, TelegramStub
 
 BUDGET = 600  # tokens: long enough that a stop lands mid-generation
 QUESTION = "Why does the KV cache grow during generation?"

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
+from dev.telegram_stub import BOT_USERNAME, Fault, TelegramStub
 from tests.conftest import BotProcess
 from tests.e2e.telegram_helpers import free_port, running_bot
-from tests.telegram_stub import BOT_USERNAME, Fault, TelegramStub
 
 SECRET = "e2e-webhook-Secret_1"
 

@@ -16,10 +16,10 @@ from typing import Any, cast
 
 import pytest
 
+from dev.telegram_stub import BotAPIError, TelegramStub, parse_html
 from tests.conftest import TEST_TOKEN, BotProcess, bot_env
 from tests.e2e.telegram_test_api.emulator import Emulator, unavailable
 from tests.e2e.telegram_test_api.proxy import BotApiProxy
-from tests.telegram_stub import BotAPIError, TelegramStub, parse_html
 
 APOLOGIES = ("Sorry, something went wrong", "Извините, что-то пошло не так")
 START_TIMEOUT_S = 180.0  # a cold start loads the models, as in the other e2e modules

@@ -59,7 +59,7 @@ async def test_the_baseline_times_each_prompt_as_it_was_streamed_before(monkeypa
     """``--baseline``: the first token of each generated item's first prompt, on a model without the prompt
     cache, a follow-up retrieved with its history."""
     import models
-    from anchorgpu.bench.answers import _first_tokens_before
+    from dev.bench.answers import _first_tokens_before
     from infra.settings import LLMSettings, Settings
     from rag.answer import Answerer
     from rag.prompt import Turn

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from anchorgpu.bench.routing import SLOT_KEYS, evaluate, load_items
 from app.pipeline import ReplyPipeline
 from app.router import ROUTES
+from dev.bench.routing import SLOT_KEYS, evaluate, load_items
 
 
 def test_the_set_is_large_varied_and_labelled_with_known_routes() -> None:

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from anchorgpu.bench.verifier import (
+from anchorgpu.cli import main
+from dev.bench.verifier import (
     EXAMPLES,
     catalog_memory_figures,
     current_renderings,
     measure,
     sample_mutants,
 )
-from anchorgpu.cli import main
 from rag.glossary import load_glossary
 from rag.mutants import FAITHFUL_CLASSES, PARTS, WRONG_CLASSES, all_mutants
 from tests.conftest import DATA_DIR

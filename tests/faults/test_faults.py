@@ -30,10 +30,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from anchorgpu.bench._cluster import free_port, private_message, scratch_postgres
+from dev.bench._cluster import free_port, private_message, scratch_postgres
+from dev.telegram_stub import Fault, TelegramStub, parse_html
 from tests.conftest import REPO_ROOT, BotProcess, bot_env
 from tests.faults.saboteurs import CuttableProxy, PrivateRedis, SaboteurLLM
-from tests.telegram_stub import Fault, TelegramStub, parse_html
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

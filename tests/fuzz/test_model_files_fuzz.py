@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from app.views.fit import render
-from gpu.fit.models import MAX_CONFIG_BYTES, ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
+from gpu.fit.architectures import MAX_CONFIG_BYTES, ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
 from gpu.fit.request import FitInputError
 from infra.markup import HTML
 from tests.conftest import fit_service

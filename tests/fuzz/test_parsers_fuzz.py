@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from app.views.fit import render, render_error
 from app.views.quote import render_input_error, render_quote
 from bot.rendering import split_html
+from dev.telegram_stub import parse_html, visible_length
 from gpu.catalog import load_gpu_catalog
 from gpu.fit.request import FitInputError
 from gpu.quote.duration import DurationError, parse_duration
@@ -24,7 +25,6 @@ from gpu.quote.service import QuoteService
 from infra.db import create_engine
 from infra.markup import HTML
 from tests.conftest import DATA_DIR, fit_service, gpu_data
-from tests.telegram_stub import parse_html, visible_length
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -28,10 +28,10 @@ from bot.app import BotRuntime, create_bot, create_dispatcher
 from bot.health import HealthChecks
 from bot.middlewares.dedupe_store import SqlUpdateClaims
 from bot.preferences import PreferenceStore
+from dev.telegram_stub import TelegramStub
 from infra.migrate import migrate
 from infra.settings import DataSettings, DBSettings, Settings, TelegramSettings
 from tests.conftest import TEST_TOKEN
-from tests.telegram_stub import TelegramStub
 
 T = TypeVar("T")
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,

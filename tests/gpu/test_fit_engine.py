@@ -9,8 +9,8 @@ import pytest
 
 from app.views.fit import render, result_json
 from gpu.catalog import GPUCatalog, load_gpu_catalog
+from gpu.fit.architectures import ModelCatalog, load_model_catalog
 from gpu.fit.engine import GIB, FitEngine, FitRequest, kv_cache_bytes
-from gpu.fit.models import ModelCatalog, load_model_catalog
 from gpu.fit.service import FitService
 from infra.markup import HTML
 from tests.conftest import DATA_DIR, fit_service, notes_en

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from anchorgpu.bench.fit import REFERENCE_CHECKPOINTS
+from dev.bench.fit import REFERENCE_CHECKPOINTS
+from gpu.fit.architectures import ModelCatalog, load_model_catalog
 from gpu.fit.engine import weight_bytes
-from gpu.fit.models import ModelCatalog, load_model_catalog
 from gpu.fit.quant import WEIGHT_FORMATS
 from tests.conftest import DATA_DIR, fit_service
 

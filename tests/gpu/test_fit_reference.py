@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from gpu.catalog import GPUCatalog, load_gpu_catalog
+from gpu.fit.architectures import ModelCatalog, ModelSpec, load_model_catalog
 from gpu.fit.engine import (
     GIB,
     Breakdown,
@@ -22,7 +23,6 @@ from gpu.fit.engine import (
     kv_cache_bytes,
     weight_bytes,
 )
-from gpu.fit.models import ModelCatalog, ModelSpec, load_model_catalog
 from gpu.fit.quant import WEIGHT_FORMATS
 from tests.conftest import DATA_DIR
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dev.telegram_stub import TelegramStub
 from rag.prompt import SYSTEM_RULES
 from tests.conftest import REPO_ROOT, TEST_TOKEN, BotProcess, bot_env
-from tests.telegram_stub import TelegramStub
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -1,4 +1,4 @@
-"""The curated entry file against the four seed sources (the seed parsers are tested in tests/tools/glossary)."""
+"""The curated entry file against the four seed sources (the seed parsers are tested in tests/dev/glossary)."""
 
 from __future__ import annotations
 

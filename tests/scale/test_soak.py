@@ -15,9 +15,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from anchorgpu.bench.soak import Ledger, Tracked, log_errors, soak_stub
+from dev.bench.soak import Ledger, Tracked, log_errors, soak_stub
+from dev.telegram_stub import Fault
 from tests.conftest import DEFAULT_MODEL, REPO_ROOT
-from tests.telegram_stub import Fault
 
 TOKEN = "123456789:SOAK-unit"
 

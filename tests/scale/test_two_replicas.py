@@ -26,7 +26,7 @@ import asyncpg
 import pytest
 from redis.asyncio import Redis
 
-from anchorgpu.bench._cluster import (
+from dev.bench._cluster import (
     Managed,
     Replica,
     callback,
@@ -37,8 +37,8 @@ from anchorgpu.bench._cluster import (
     start_llama_server,
     start_replicas,
 )
+from dev.telegram_stub import TelegramStub
 from tests.conftest import SMALL_MODEL
-from tests.telegram_stub import TelegramStub
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -2,7 +2,7 @@
 
 The bot is a real ``anchorgpu run`` process in webhook mode (SQLite, the glossary index in its state folder,
 the model in process); this process plays Telegram twice over: it POSTs every update to the webhook, like
-Telegram, and serves the Bot API through the local stub (``tests/telegram_stub.py``), which now and then
+Telegram, and serves the Bot API through the local stub (``dev/telegram_stub.py``), which now and then
 answers a 429 or a 5xx.
 
 The load, for ``--minutes``:
@@ -46,20 +46,21 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
+from aiohttp import web
 
-from anchorgpu.bench._cluster import (
+from anchorgpu.cli._common import print_json
+from dev.bench._cluster import (
     DEFAULT_MODEL,
     SMALL_MODEL,
     Replica,
     free_port,
     private_message,
     replica_env,
-    stub_module,
 )
-from anchorgpu.cli._common import print_json
+from dev.telegram_stub import Fault, TelegramStub
 from infra.settings import REPO_ROOT
 from infra.stats import percentile
 
@@ -208,16 +209,15 @@ class Ledger:
 
 def soak_stub(ledger: Ledger) -> Any:
     """The test stub, reporting each reply it accepted (a faulted call is recorded by the stub too)."""
-    base = stub_module().TelegramStub
 
-    class SoakStub(base):  # type: ignore[misc, valid-type]
+    class SoakStub(TelegramStub):
         async def _handle(self, request: Any) -> Any:
             response = await super()._handle(request)
             method = request.match_info["method"]
-            if method in REPLY_METHODS and response.status == 200:
+            if method in REPLY_METHODS and response.status == 200 and isinstance(response, web.Response):
                 # answers to queries and presses are JSON (never uploads): aiohttp keeps the body to parse again
                 params = {} if method in MESSAGE_METHODS else (await self._read_params(request))[0]
-                ledger.on_reply(method, params, json.loads(response.body).get("result"))
+                ledger.on_reply(method, params, json.loads(cast(bytes, response.body)).get("result"))
             # the bench reads replies from the ledger: the stub's own record would grow for hours
             self.calls.clear()
             return response
@@ -371,12 +371,11 @@ class Soak:
 
     async def saboteur(self) -> None:
         """One 429 (retry after 1 s), 500 or 502 on one Bot API method every ``--fault-every-s``."""
-        fault_class = stub_module().Fault
         while self.args.fault_every_s > 0 and time.monotonic() < self.stop_at:
             await asyncio.sleep(self.args.fault_every_s)
             method = self.rng.choice(FAULT_METHODS)
             status = self.rng.choice((429, 500, 502))
-            self.stub.inject(method, fault_class(status=status, retry_after=1 if status == 429 else None))
+            self.stub.inject(method, Fault(status=status, retry_after=1 if status == 429 else None))
             self.faults[f"{method}:{status}"] += 1
 
     async def sampler(self, pid: int) -> None:

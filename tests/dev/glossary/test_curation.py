@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dev.glossary.curation import CurationError, build_entries, load_annotations
+from dev.glossary.sources import SOURCE_FILES, SOURCE_HEADLESS, SOURCE_STRUCTURED, normalise_space, parse_all
 from rag.glossary import load_glossary
-from tools.glossary.curation import CurationError, build_entries, load_annotations
-from tools.glossary.sources import SOURCE_FILES, SOURCE_HEADLESS, SOURCE_STRUCTURED, normalise_space, parse_all
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DATA_DIR = REPO_ROOT / "data"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import itertools
 import os
 import statistics
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from anchorgpu.cli._common import print_json
+from dev.telegram_stub import TelegramStub
 from infra.settings import REPO_ROOT
 from infra.stats import percentile
 
@@ -58,12 +58,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     print_json(asyncio.run(bench(args)))
     return 0
-
-
-def _stub_module() -> Any:
-    if str(REPO_ROOT) not in sys.path:  # the stub lives with the tests
-        sys.path.insert(0, str(REPO_ROOT))
-    return importlib.import_module("tests.telegram_stub")
 
 
 class Replies:
@@ -281,17 +275,16 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     """Both bots run side by side, each polling its own stub, and their throughput passes alternate
     (echo, ours, ours, echo, …): drift in the machine's speed hits both alike, and the ratio is the median
     of the per-round ratios."""
-    stub_module = _stub_module()
     result: dict[str, Any] = {}
     kinds = tuple(args.kinds.split(","))
     bots: dict[str, _Bot] = {}
     with tempfile.TemporaryDirectory(prefix="bench-bot-") as tmp:
         root = Path(tmp)
-        runs = (("echo", [sys.executable, "-m", "anchorgpu.bench._echo_bot"]),
+        runs = (("echo", [sys.executable, "-m", "dev.bench._echo_bot"]),
                 ("ours", [sys.executable, "-m", "anchorgpu", "run"]))
         try:
             for name, argv in runs:
-                stub = stub_module.TelegramStub()
+                stub = TelegramStub()
                 stub.rich_messages = True  # a Bot API 10.3 server: /fit and /quote go out as rich tables
                 await stub.start()
                 state = root / name

@@ -1,4 +1,4 @@
-"""`python -m tools.glossary [--check]`: regenerate data/glossary/entries.yaml, or check that it is current."""
+"""`python -m dev.glossary [--check]`: regenerate data/glossary/entries.yaml, or check that it is current."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import difflib
 import sys
 from pathlib import Path
 
-from tools.glossary.curation import ANNOTATIONS, CurationError, build_entries, render
+from dev.glossary.curation import ANNOTATIONS, CurationError, build_entries, render
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GLOSSARY_DIR = REPO_ROOT / "data" / "glossary"
@@ -24,7 +24,7 @@ def difference(current: str, expected: str, name: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.glossary", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m dev.glossary", description=__doc__)
     parser.add_argument("--check", action="store_true",
                         help="do not write; exit 1 and show the difference if entries.yaml is out of date")
     parser.add_argument("--glossary-dir", type=Path, default=GLOSSARY_DIR,
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         current = target.read_text(encoding="utf-8") if target.exists() else ""
         if current != text:
             print(f"glossary: {target} is not what the sources and annotations generate "
-                  f"(run `python -m tools.glossary` to regenerate it):", file=sys.stderr)
+                  f"(run `python -m dev.glossary` to regenerate it):", file=sys.stderr)
             for line in difference(current, text, target.name):
                 print(line, file=sys.stderr)
             return 1

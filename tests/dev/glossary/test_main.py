@@ -1,4 +1,4 @@
-"""`python -m tools.glossary [--check]` on a copy of the glossary folder, and on the repository itself."""
+"""`python -m dev.glossary [--check]` on a copy of the glossary folder, and on the repository itself."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.glossary.__main__ import main
+from dev.glossary.__main__ import main
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 GLOSSARY = REPO_ROOT / "data" / "glossary"
@@ -62,6 +62,6 @@ def test_a_missing_source_is_a_message_not_a_traceback(
 
 def test_the_module_runs_as_a_program_on_the_repository() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    done = subprocess.run([sys.executable, "-m", "tools.glossary", "--check"], cwd=REPO_ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "dev.glossary", "--check"], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr

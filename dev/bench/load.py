@@ -1,6 +1,6 @@
 """``anchorgpu bench load``: N simulated chats × M messages against one and against two bot replicas.
 
-The production topology on one machine (see ``anchorgpu.bench._cluster``): webhook replicas sharing a
+The production topology on one machine (see ``dev.bench._cluster``): webhook replicas sharing a
 scratch PostgreSQL database, a scratch Redis database, a Chroma server and ``llama_cpp.server``; this
 process plays Telegram (at most ``--connections`` deliveries in flight, like Telegram's
 ``max_connections``) and the load balancer (round-robin). Both phases run in one invocation against the
@@ -29,7 +29,8 @@ from typing import Any
 
 import aiohttp
 
-from anchorgpu.bench._cluster import (
+from anchorgpu.cli._common import print_json
+from dev.bench._cluster import (
     DEFAULT_MODEL,
     SMALL_MODEL,
     Replica,
@@ -40,9 +41,8 @@ from anchorgpu.bench._cluster import (
     start_chroma,
     start_llama_server,
     start_replicas,
-    stub_module,
 )
-from anchorgpu.cli._common import print_json
+from dev.telegram_stub import TelegramStub
 from infra.stats import percentile
 
 NON_LLM = {
@@ -230,8 +230,7 @@ async def _rss_probe(stub: Any, work: Path, db_url: str, redis_url: str, chroma_
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    stub_mod = stub_module()
-    stub = stub_mod.TelegramStub()
+    stub = TelegramStub()
     await stub.start()
     rng = random.Random(args.seed)
     update_ids = itertools.count(1)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gpu.fit.architectures import ModelInputError, load_model_catalog, model_from_gguf, model_from_hf_config
 from gpu.fit.engine import kv_cache_bytes
-from gpu.fit.models import ModelInputError, load_model_catalog, model_from_gguf, model_from_hf_config
 from tests.conftest import DATA_DIR, fit_service
 
 REPO = Path(__file__).resolve().parents[2]

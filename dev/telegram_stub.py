@@ -19,7 +19,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aiohttp import web
 
@@ -389,21 +389,21 @@ class BotApi10Methods:
         """Guest query id -> the triggering message; ``answered`` is set once it was answered."""
         if "_guest_queries" not in self.__dict__:
             self.__dict__["_guest_queries"] = {}
-        return self.__dict__["_guest_queries"]  # type: ignore[no-any-return]
+        return self.__dict__["_guest_queries"]
 
     @property
     def guest_posts(self) -> list[dict[str, Any]]:
         """What answerGuestQuery posted into the guest chats (the inline message as Telegram shows it)."""
         if "_guest_posts" not in self.__dict__:
             self.__dict__["_guest_posts"] = []
-        return self.__dict__["_guest_posts"]  # type: ignore[no-any-return]
+        return self.__dict__["_guest_posts"]
 
     @property
     def topics(self) -> dict[int, dict[int, str]]:
         """Topics created with createForumTopic: chat id -> {message_thread_id: name}."""
         if "_topics" not in self.__dict__:
             self.__dict__["_topics"] = defaultdict(dict)
-        return self.__dict__["_topics"]  # type: ignore[no-any-return]
+        return self.__dict__["_topics"]
 
     # ---- test API ----------------------------------------------------------------------------------------
     def guest_message_update(self, text: str, *, chat_id: int = -900, user_id: int = 900,
@@ -582,7 +582,8 @@ class TelegramStub(_DraftsAndEphemeral, BotApi10Methods):
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()
-        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        server = cast("asyncio.Server | None", site._server)  # aiohttp types it as the abstract base
+        sockets = server.sockets if server is not None else ()
         self.port = sockets[0].getsockname()[1]
         return self.base_url
 

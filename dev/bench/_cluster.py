@@ -6,15 +6,14 @@
 * Redis: one scratch database number, FLUSHDB'd before and after (only that number);
 * Chroma in server mode (``chroma run`` on loopback) and ``python -m llama_cpp.server`` on loopback.
 
-Nothing here is imported by the bot itself; it needs the repository checkout (the Telegram stub lives in
-``tests/``).
+Nothing here is imported by the bot itself; it needs the repository checkout (the Telegram stub is
+``dev/telegram_stub.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import os
 import secrets
 import signal
@@ -37,12 +36,6 @@ WEBHOOK_PATH = "/telegram/webhook"
 SMALL_MODEL = REPO_ROOT / "var" / "models" / "smollm2-135m-instruct-q4_1.gguf"
 DEFAULT_MODEL = REPO_ROOT / "var" / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 VENV_BIN = Path(sys.executable).parent
-
-
-def stub_module() -> Any:
-    if str(REPO_ROOT) not in sys.path:  # the stub lives with the tests
-        sys.path.insert(0, str(REPO_ROOT))
-    return importlib.import_module("tests.telegram_stub")
 
 
 def free_port() -> int:

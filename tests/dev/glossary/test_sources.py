@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.glossary.sources import (
+from dev.glossary.sources import (
     SOURCE_FILES,
     SOURCE_HEADLESS,
     SOURCE_PAIRS_AI,
