@@ -30,6 +30,9 @@ from rag.context import looks_like_follow_up
 from rag.rules import RuleAnswer, RuleBook
 
 IntentKind = Literal["command", "price", "rule", "fit", "gpu_spec", "glossary"]
+# What a reply cites besides glossary entries: a catalog, named in --json by its data file
+CatalogSource = Literal["price_list"]
+CATALOG_FILES: dict[CatalogSource, str] = {"price_list": "data/prices.yaml"}
 SpecField = Literal["memory", "bandwidth", "interconnect", "compute", "architecture", "power"]
 
 PRICE_QUESTION = re.compile(
@@ -86,6 +89,12 @@ class Intent:
     unpriced: tuple[str, ...] = ()  # price questions: catalog GPUs named that are not rented
     rules: tuple[RuleAnswer, ...] = ()  # rule questions: the rules it is about, with their yes/no
     spec_fields: tuple[SpecField, ...] = ()  # spec questions: what is asked (memory, bandwidth…)
+
+    @property
+    def catalogs(self) -> tuple[CatalogSource, ...]:
+        """What a rule answer cites besides the glossary: a rule's ``derived`` statement (the terms' hours:
+        24 / 168 / 720, :data:`gpu.prices.TERM_HOURS`) is the price list's, so an answer stating one cites it."""
+        return ("price_list",) if any(answer.rule.derived for answer in self.rules) else ()
 
 
 def spec_fields_asked(question: str) -> tuple[SpecField, ...]:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from app.intents import CatalogSource
 from app.views.answer import render_caveats, source_title
 from gpu.placements.reminders import REMIND_BEFORE
 from infra.i18n import Lang, Phrase, t
@@ -67,6 +68,10 @@ TOPIC_FACTS: dict[LifecycleTopic, tuple[Phrase, ...]] = {
     "spot": (Phrase.of("quote_rule_spot_interruptible"), Phrase.of("lifecycle_spot_where"),
              Phrase.of("quote_rule_started_hour")),
 }
+
+# the topics whose product rules are the price list's billing rules (its terms and their discount, the started
+# hour, spot), stated with their figures: the answer cites the price list too
+TOPIC_CATALOGS: dict[LifecycleTopic, tuple[CatalogSource, ...]] = {"billing": ("price_list",), "spot": ("price_list",)}
 
 # real commands: the bot's (bot/routers), the console chat's (anchorgpu/console.py), the CLI's (anchorgpu/cli)
 EXAMPLE_REQUEST = "h100 x8 1 week committed"
@@ -256,6 +261,7 @@ class LifecycleAnswer:
     quotes: tuple[GlossaryQuote, ...]  # what the glossary says about it, verbatim
     commands: tuple[str, ...]  # the commands that do it (see command_front for where each works)
     caveats: tuple[Caveat, ...] = ()  # the quoted entries' seed disclaimers, verbatim
+    catalogs: tuple[CatalogSource, ...] = ()  # where the facts' figures come from besides the product's rules
 
 
 def answer_lifecycle(topic: LifecycleTopic, rules: RuleBook) -> LifecycleAnswer:
@@ -274,7 +280,8 @@ def answer_lifecycle(topic: LifecycleTopic, rules: RuleBook) -> LifecycleAnswer:
                                     quote=rule.quote, en=rule.en or None))
         caveats.extend(c for c in found.caveats if c not in caveats)
     return LifecycleAnswer(topic=topic, facts=TOPIC_FACTS[topic], quotes=tuple(quotes),
-                           commands=TOPIC_COMMANDS[topic], caveats=tuple(caveats))
+                           commands=TOPIC_COMMANDS[topic], caveats=tuple(caveats),
+                           catalogs=TOPIC_CATALOGS.get(topic, ()))
 
 
 def render_lifecycle(answer: LifecycleAnswer, lang: Lang, markup: Markup = PLAIN) -> str:
@@ -294,6 +301,9 @@ def render_lifecycle(answer: LifecycleAnswer, lang: Lang, markup: Markup = PLAIN
     parts.append("")
     parts.append(markup.bold(t("lifecycle_product_rules", lang)))
     parts.extend(markup.text(f"• {fact.render(lang)}") for fact in answer.facts)
+    if answer.catalogs:
+        catalogs = "; ".join(t(f"source_{catalog}", lang) for catalog in answer.catalogs)
+        parts.append(markup.italic(f"{t('source_label', lang)}: {catalogs}."))
     if answer.commands:
         parts.append("")
         parts.append(markup.bold(t("lifecycle_commands", lang)))

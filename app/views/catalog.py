@@ -71,8 +71,9 @@ def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> st
     for answer in intent.rules:
         if answer.rule.derived:
             parts.append(markup.text(answer.rule.derived[lang]))
-    sources = dict.fromkeys(f"{answer.entry.term} — {source_title(answer.entry.source, lang)}"
-                            for answer in intent.rules)
+    sources = list(dict.fromkeys(f"{answer.entry.term} — {source_title(answer.entry.source, lang)}"
+                                 for answer in intent.rules))
+    sources += [t(f"source_{catalog}", lang) for catalog in intent.catalogs]  # the derived figures' source
     source_key = "rule_source" if verdict is None else "rule_source_verdict"
     parts.append(markup.italic(t(source_key, lang, sources="; ".join(sources))))
     caveats = list(dict.fromkeys(caveat for answer in intent.rules for caveat in answer.caveats))

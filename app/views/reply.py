@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.intents import CATALOG_FILES, CatalogSource
 from app.lifecycle import render_lifecycle
 from app.reply import (
     CatalogReply,
@@ -113,11 +114,15 @@ def render_text(reply: Reply, data: GpuData, markup: Markup = PLAIN) -> str:
 
 _SOURCES: dict[str, tuple[str, str]] = {
     "fit": ("fit_engine", "data/models.yaml, data/gpus.yaml"),
-    "quote": ("price_list", "data/prices.yaml"),
-    "price": ("price_list", "data/prices.yaml"),
+    "quote": ("price_list", CATALOG_FILES["price_list"]),
+    "price": ("price_list", CATALOG_FILES["price_list"]),
     "spec": ("gpu_catalog", "data/gpus.yaml"),
     "compare": ("gpu_catalog", "data/gpus.yaml, data/prices.yaml"),
 }
+
+
+def _catalog(catalog: CatalogSource, lang: Lang) -> dict[str, Any]:
+    return {"id": catalog, "term": t(f"source_{catalog}", lang), "definition": "", "source": CATALOG_FILES[catalog]}
 
 
 def reply_json(reply: Reply, data: GpuData) -> dict[str, Any]:
@@ -132,6 +137,7 @@ def reply_json(reply: Reply, data: GpuData) -> dict[str, Any]:
     if isinstance(reply, CatalogReply) and reply.intent.kind == "rule":
         entries = list(dict.fromkeys(answer.entry for answer in reply.intent.rules))
         sources = [{"id": e.id, "term": e.term, "definition": e.definition, "source": e.source} for e in entries]
+        sources += [_catalog(catalog, reply.lang) for catalog in reply.intent.catalogs]
         found = dict.fromkeys(caveat for answer in reply.intent.rules for caveat in answer.caveats)
         caveats = [{"source": c.source, "text": c.quote} for c in found]
     elif isinstance(reply, LifecycleReply) and reply.answer is not None:
@@ -139,6 +145,7 @@ def reply_json(reply: Reply, data: GpuData) -> dict[str, Any]:
                    for quote in reply.answer.quotes]
         sources.append({"id": "product_rules", "term": t("source_product_rules", reply.lang), "definition": "",
                         "source": "gpu/placements"})
+        sources += [_catalog(catalog, reply.lang) for catalog in reply.answer.catalogs]
     elif intent in _SOURCES:
         source_id, where = _SOURCES[intent]
         sources = [{"id": source_id, "term": t(f"source_{source_id}", reply.lang), "definition": "",
