@@ -24,7 +24,6 @@ from gpu.placements.engine import PLACEMENT_ID, QUOTE_ID, Placement, PlacementSt
 from gpu.placements.store import (
     Change,
     KeyRecord,
-    KeyTakenError,
     PlacementNotFoundError,
     PlacementStore,
     from_snapshot,
@@ -37,6 +36,7 @@ from gpu.quote.request import Pricing, QuoteInputError, QuoteRequest, parse_dura
 from gpu.quote.service import QuoteService
 from gpu.quote.store import IdempotencyConflictError, validate_key
 from infra.clock import Clock, utc_now
+from infra.idempotency import claim_or_replay
 
 __all__ = ["PlacementConflictError", "PlacementInputError", "PlacementNotFoundError", "PlacementResult",
            "PlacementService", "PlacementStateError"]
@@ -187,22 +187,35 @@ class PlacementService:
                 return self._replay_or_refuse(key, "rent", fingerprint, found)
         quote, quote_id = await get_quote()
         now = self.clock()
-        for attempt in range(2):
+
+        async def attempt() -> PlacementResult:
             placement = engine.from_quote(quote, placement_id=new_placement_id(), owner=owner, quote_id=quote_id,
                                           now=now)
-            try:
-                await self.store.insert(placement, actor=actor, key=key, operation="rent", fingerprint=fingerprint,
-                                        response=snapshot(placement, now), details={"quote_id": quote_id,
-                                                                                    "total": str(quote.total)})
-                return PlacementResult(placement, now, "rent")
-            except KeyTakenError:
-                assert key is not None
-                found = await self.store.find_key(owner, key, now)
-                if found is not None:
-                    return self._replay_or_refuse(key, "rent", fingerprint, found)
-                if attempt == 0:  # the claim had expired: forget it and try once more
-                    await self.store.drop_stale_key(owner, key, now)
-        raise RuntimeError(f"idempotency key {key!r} could be neither claimed nor found")
+            await self.store.insert(placement, actor=actor, key=key, operation="rent", fingerprint=fingerprint,
+                                    response=snapshot(placement, now), details={"quote_id": quote_id,
+                                                                                "total": str(quote.total)})
+            return PlacementResult(placement, now, "rent")
+
+        return await self._claim_or_replay(attempt, owner, key, "rent", fingerprint, lambda: now)
+
+    async def _claim_or_replay(self, attempt: Callable[[], Awaitable[PlacementResult]], owner: str,
+                               key: str | None, operation: str, fingerprint: str,
+                               moment: Callable[[], dt.datetime]) -> PlacementResult:
+        """``attempt``, and when another request holds the key: its record's replay or the conflict error
+        (``moment``: the clock reading of the latest attempt)."""
+        async def find() -> KeyRecord | None:
+            assert key is not None  # only a keyed write can lose its key
+            return await self.store.find_key(owner, key, moment())
+
+        def replay(found: KeyRecord) -> PlacementResult:
+            assert key is not None
+            return self._replay_or_refuse(key, operation, fingerprint, found)
+
+        async def drop_stale() -> None:  # the holder's claim has expired: forget it and try once more
+            assert key is not None
+            await self.store.drop_stale_key(owner, key, moment())
+
+        return await claim_or_replay(attempt, key=key, find=find, replay=replay, drop_stale=drop_stale)
 
     @staticmethod
     def _replay_or_refuse(key: str, operation: str, fingerprint: str, found: KeyRecord) -> PlacementResult:
@@ -292,7 +305,10 @@ class PlacementService:
             validate_key(key)
         await self.setup()
         fingerprint = _fingerprint(operation, {"placement_id": placement_id, **params})
-        for attempt in range(2):
+        now = self.clock()
+
+        async def attempt() -> PlacementResult:
+            nonlocal now
             now = self.clock()
             if key is not None:
                 found = await self.store.find_key(owner, key, now)
@@ -303,19 +319,11 @@ class PlacementService:
                 extension = change.details if operation == "extend" else None
                 return snapshot(result, now, changed=change.placement is not None, extension=extension)
 
-            try:
-                result, change = await self.store.change(
-                    placement_id, owner, actor=actor, key=key, operation=operation, fingerprint=fingerprint,
-                    now=now, decide=functools.partial(_decide_at, decide, now), respond=respond)
-            except KeyTakenError:
-                assert key is not None
-                found = await self.store.find_key(owner, key, now)
-                if found is not None:
-                    return self._replay_or_refuse(key, operation, fingerprint, found)
-                if attempt == 0:
-                    await self.store.drop_stale_key(owner, key, now)
-                continue
+            result, change = await self.store.change(
+                placement_id, owner, actor=actor, key=key, operation=operation, fingerprint=fingerprint,
+                now=now, decide=functools.partial(_decide_at, decide, now), respond=respond)
             return PlacementResult(result, now, operation, changed=change.placement is not None,
                                    extension=change.details if operation == "extend" else None)
-        raise RuntimeError(f"idempotency key {key!r} could be neither claimed nor found")
+
+        return await self._claim_or_replay(attempt, owner, key, operation, fingerprint, lambda: now)
 

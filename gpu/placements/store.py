@@ -12,6 +12,9 @@ Idempotency follows the IETF Idempotency-Key draft, like :mod:`gpu.quote.store`:
   it holds across processes and replicas);
 * keys are kept at least ``retention_hours`` (>= 24 h).
 
+The key machinery (claiming, lookup, expiry, the retry when a key is taken) is :mod:`infra.idempotency`,
+shared with :mod:`gpu.quote.store`.
+
 Every state change is one transaction: the placement row (guarded by its ``version``), the idempotency
 record and the audit event commit together or not at all.
 """
@@ -37,7 +40,6 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    delete,
     func,
     insert,
     select,
@@ -47,9 +49,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from gpu.placements.engine import Placement, placement_from_payload, placement_to_payload
-from infra.db import Base, conflict_insert, run_in_transaction
+from infra.db import Base, run_in_transaction
+from infra.idempotency import MIN_RETENTION_HOURS, IdempotencyKeys, KeyTakenError
 
-MIN_RETENTION_HOURS = 24
+__all__ = ["MIN_RETENTION_HOURS", "Change", "KeyRecord", "KeyTakenError", "PlacementNotFoundError",
+           "PlacementStore", "from_snapshot", "new_placement_id", "snapshot"]
 MAX_VERSION_RETRIES = 8
 
 
@@ -133,10 +137,6 @@ class KeyRecord:
     response: dict[str, Any]
 
 
-class KeyTakenError(Exception):
-    """Internal: the idempotency key was claimed by another request; the transaction was rolled back."""
-
-
 @dataclass(frozen=True)
 class Change:
     """What one state change writes: the new placement (None: nothing to change) and its audit details."""
@@ -192,25 +192,20 @@ def from_snapshot(response: dict[str, Any]) -> tuple[Placement, dt.datetime]:
 
 class PlacementStore:
     def __init__(self, engine: AsyncEngine, retention_hours: int = MIN_RETENTION_HOURS) -> None:
-        if retention_hours < MIN_RETENTION_HOURS:
-            raise ValueError(f"idempotency keys must be kept at least {MIN_RETENTION_HOURS} h")
+        self.keys = IdempotencyKeys(engine, KEYS, retention_hours=retention_hours, returning="placement_id")
         self.engine = engine
-        self.retention = dt.timedelta(hours=retention_hours)
-        self._claim_key = (conflict_insert(engine, KEYS)
-                           .on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
-                           .returning(KEYS.c.placement_id))
+        self.retention = self.keys.retention
         self._lock_rows = engine.dialect.name == "postgresql"
 
     # ---- writing -------------------------------------------------------------------------------------
     def _key_row(self, owner: str, key: str, operation: str, fingerprint: str, placement_id: str,
                  response: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
-        return dict(owner=owner, key=key, operation=operation, fingerprint=fingerprint, placement_id=placement_id,
-                    response_json=json.dumps(response, ensure_ascii=False), created_at=now,
-                    expires_at=int((now + self.retention).timestamp()))
+        return self.keys.row(owner, key, fingerprint, now, operation=operation, placement_id=placement_id,
+                             response_json=json.dumps(response, ensure_ascii=False), created_at=now)
 
     def _claim(self, conn: Connection, key_row: dict[str, Any] | None) -> None:
-        if key_row is not None and conn.execute(self._claim_key, key_row).first() is None:
-            raise KeyTakenError  # rolls the whole transaction back: the winner's record stands alone
+        if key_row is not None:
+            self.keys.claim(conn, key_row)  # KeyTakenError rolls the whole transaction back
 
     @staticmethod
     def _event(conn: Connection, placement_id: str, actor: str, action: str, key: str | None,
@@ -277,7 +272,7 @@ class PlacementStore:
     # ---- reading -------------------------------------------------------------------------------------
     async def find_key(self, owner: str, key: str, now: dt.datetime) -> KeyRecord | None:
         query = (select(KEYS.c.operation, KEYS.c.fingerprint, KEYS.c.placement_id, KEYS.c.response_json)
-                 .where(KEYS.c.owner == owner, KEYS.c.key == key, KEYS.c.expires_at > int(now.timestamp())))
+                 .where(self.keys.live(owner, key, now)))
         async with self.engine.connect() as conn:
             row = (await conn.execute(query)).first()
         if row is None:
@@ -285,9 +280,7 @@ class PlacementStore:
         return KeyRecord(row[0], row[1], row[2], json.loads(row[3]))
 
     async def drop_stale_key(self, owner: str, key: str, now: dt.datetime) -> None:
-        async with self.engine.begin() as conn:
-            await conn.execute(delete(KEYS).where(KEYS.c.owner == owner, KEYS.c.key == key,
-                                                  KEYS.c.expires_at <= int(now.timestamp())))
+        await self.keys.drop_stale(owner, key, now)
 
     async def get(self, placement_id: str, owner: str) -> Placement | None:
         query = select(PLACEMENTS).where(PLACEMENTS.c.id == placement_id, PLACEMENTS.c.owner == owner)
@@ -317,6 +310,4 @@ class PlacementStore:
             return int((await conn.execute(query)).scalar_one())
 
     async def purge_expired_keys(self, now: dt.datetime) -> int:
-        async with self.engine.begin() as conn:
-            result = await conn.execute(delete(KEYS).where(KEYS.c.expires_at <= int(now.timestamp())))
-        return int(result.rowcount or 0)
+        return await self.keys.purge_expired(now)

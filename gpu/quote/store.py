@@ -13,6 +13,9 @@ Idempotency follows Stripe and the IETF Idempotency-Key draft:
   across processes and replicas);
 * quotes issued at the same moment share one transaction (group commit), each still all-or-nothing;
 * keys are kept at least ``retention_hours`` (>= 24 h); after that the key may be used again.
+
+The key machinery (claiming, lookup, expiry, the retry when a key is taken) is :mod:`infra.idempotency`,
+shared with :mod:`gpu.placements.store`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,10 +49,18 @@ from sqlalchemy.orm import Mapped, mapped_column
 from gpu.quote.engine import Quote, quote_from_payload, quote_to_payload
 from gpu.quote.request import QuoteInputError, QuoteRequest
 from infra.batching import MicroBatcher
-from infra.db import Base, conflict_insert, run_in_transaction
+from infra.db import Base, run_in_transaction
+from infra.idempotency import (
+    KEY_PATTERN,
+    MIN_RETENTION_HOURS,
+    IdempotencyKeys,
+    KeyTakenError,
+    claim_or_replay,
+    key_problem,
+)
 
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:\-]{4,128}$")
-MIN_RETENTION_HOURS = 24
+__all__ = ["KEY_PATTERN", "MIN_RETENTION_HOURS", "IdempotencyConflictError", "InvalidIdempotencyKeyError",
+           "IssuedQuote", "QuoteStore", "validate_key"]
 
 
 class QuoteRow(Base):
@@ -130,10 +140,9 @@ class IssuedQuote:
 
 
 def validate_key(key: str) -> str:
-    if not KEY_PATTERN.match(key):
-        raise InvalidIdempotencyKeyError(
-            "An idempotency key must be 4-128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-' "
-            f"(got {len(key)} characters). A UUID works well.", [], "key", "bad_key")
+    problem = key_problem(key)
+    if problem is not None:
+        raise InvalidIdempotencyKeyError(problem, [], "key", "bad_key")
     return key
 
 
@@ -143,17 +152,12 @@ def new_quote_id() -> str:
 
 class QuoteStore:
     def __init__(self, engine: AsyncEngine, retention_hours: int = MIN_RETENTION_HOURS) -> None:
-        if retention_hours < MIN_RETENTION_HOURS:
-            raise ValueError(f"idempotency keys must be kept at least {MIN_RETENTION_HOURS} h")
+        # the UNIQUE (owner, key) primary key decides which concurrent request wins
+        self.keys = IdempotencyKeys(engine, KEYS, retention_hours=retention_hours, returning="quote_id")
         self.engine = engine
-        self.retention = dt.timedelta(hours=retention_hours)
+        self.retention = self.keys.retention
         # group commit: the quotes issued during one turn of the event loop share one transaction
         self._inserts: MicroBatcher[_NewQuote, bool] = MicroBatcher(self._insert_batch)
-        # the UNIQUE (owner, key) primary key decides which concurrent request wins; one prepared statement
-        # for any number of keys (SQLAlchemy sends the parameter sets as one multi-row INSERT)
-        self._claim_keys = (conflict_insert(engine, KEYS)
-                            .on_conflict_do_nothing(index_elements=[KEYS.c.owner, KEYS.c.key])
-                            .returning(KEYS.c.quote_id))
 
     # ---- issuing -------------------------------------------------------------------------------------
     async def issue(self, *, owner: str, key: str | None, request: QuoteRequest, request_text: str,
@@ -178,21 +182,26 @@ class QuoteStore:
             return self._replay_or_refuse(key, fingerprint, found)
         quote_id = new_quote_id()
         payload = quote_to_payload(quote)
-        for attempt in range(2):
-            if await self._inserts.submit(self._new_quote(owner, key, request, request_text, fingerprint,
-                                                          quote, quote_id, payload, now)):
-                return IssuedQuote(quote_id, owner, key, request_text, fingerprint, quote, replayed=False)
+        new = self._new_quote(owner, key, request, request_text, fingerprint, quote, quote_id, payload, now)
+
+        async def attempt() -> IssuedQuote:
+            if not await self._inserts.submit(new):
+                raise KeyTakenError  # another request holds this key: nothing of this quote was kept
+            return IssuedQuote(quote_id, owner, key, request_text, fingerprint, quote, replayed=False)
+
+        async def find() -> tuple[str, IssuedQuote] | None:
             assert key is not None  # only a keyed quote can be refused
-            # another request holds this key: replay or refuse against it ...
-            found = await self._find_key(owner, key, now)
-            if found is not None:
-                return self._replay_or_refuse(key, fingerprint, found)
-            # ... unless its claim has expired: drop the stale claim and try once more
-            if attempt == 0:
-                async with self.engine.begin() as conn:
-                    await conn.execute(delete(KEYS).where(KEYS.c.owner == owner, KEYS.c.key == key,
-                                                          KEYS.c.expires_at <= int(now.timestamp())))
-        raise RuntimeError(f"idempotency key {key!r} could be neither claimed nor found")
+            return await self._find_key(owner, key, now)
+
+        def replay(found: tuple[str, IssuedQuote]) -> IssuedQuote:
+            assert key is not None
+            return self._replay_or_refuse(key, fingerprint, found)
+
+        async def drop_stale() -> None:  # the holder's claim has expired: drop it, then try once more
+            assert key is not None
+            await self.keys.drop_stale(owner, key, now)
+
+        return await claim_or_replay(attempt, key=key, find=find, replay=replay, drop_stale=drop_stale)
 
     def _new_quote(self, owner: str, key: str | None, request: QuoteRequest, request_text: str,
                    fingerprint: str, quote: Quote, quote_id: str, payload: dict[str, object],
@@ -204,9 +213,8 @@ class QuoteStore:
             pricing=quote.pricing, billable_hours=quote.billable_hours, currency=quote.currency,
             total=payload["total"], lines_json=json.dumps(payload["lines"], ensure_ascii=False),
             payload_json=json.dumps(payload, ensure_ascii=False), created_at=now)
-        key_row = None if key is None else dict(
-            owner=owner, key=key, fingerprint=fingerprint, quote_id=quote_id, created_at=now,
-            expires_at=int((now + self.retention).timestamp()))
+        key_row = None if key is None else self.keys.row(owner, key, fingerprint, now, quote_id=quote_id,
+                                                           created_at=now)
         return _NewQuote(quote_id, row, key_row)
 
     async def _insert_batch(self, batch: list[_NewQuote]) -> list[bool]:
@@ -216,9 +224,7 @@ class QuoteStore:
 
         def store(conn: Connection) -> set[str]:
             conn.execute(insert(QUOTES), [item.row for item in batch])
-            if not keyed:
-                return set()
-            claimed = set(conn.execute(self._claim_keys, [key_row for _, key_row in keyed]).scalars())
+            claimed = self.keys.claim_many(conn, [key_row for _, key_row in keyed])
             refused = [quote_id for quote_id, _ in keyed if quote_id not in claimed]
             if refused:
                 conn.execute(delete(QUOTES).where(QUOTES.c.id.in_(refused)))
@@ -237,8 +243,7 @@ class QuoteStore:
     async def _find_key(self, owner: str, key: str, now: dt.datetime) -> tuple[str, IssuedQuote] | None:
         query = (select(KEYS.c.fingerprint, QUOTES)
                  .join(QUOTES, QUOTES.c.id == KEYS.c.quote_id)
-                 .where(KEYS.c.owner == owner, KEYS.c.key == key,
-                        KEYS.c.expires_at > int(now.timestamp())))
+                 .where(self.keys.live(owner, key, now)))
         async with self.engine.connect() as conn:
             row = (await conn.execute(query)).first()
         if row is None:
@@ -274,7 +279,4 @@ class QuoteStore:
 
     async def purge_expired_keys(self, now: dt.datetime | None = None) -> int:
         """Forget keys past retention (their quotes stay); returns how many were removed."""
-        now = now or dt.datetime.now(dt.UTC)
-        async with self.engine.begin() as conn:
-            result = await conn.execute(delete(KEYS).where(KEYS.c.expires_at <= int(now.timestamp())))
-        return int(result.rowcount or 0)
+        return await self.keys.purge_expired(now or dt.datetime.now(dt.UTC))
