@@ -13,6 +13,7 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import InlineKeyboardMarkup
 
+from app.gaps.log import FeedbackStore
 from app.views.answer import render_reply
 from bot.answer_jobs import DONE, FAILED, AnswerJob, AnswerJobs
 from bot.recorded_answers import record_answer
@@ -22,7 +23,6 @@ from bot.votes import feedback_keyboard
 from infra.i18n import t
 from infra.markup import HTML, escape
 from rag.answer import Answer, Answerer
-from rag.gaplog import FeedbackStore
 from rag.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)

@@ -23,6 +23,7 @@ from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_applicati
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.gaps.log import FeedbackStore, build_feedback_store
 from app.services import Services
 from bot import middlewares
 from bot.answer_jobs import AnswerJobs
@@ -47,7 +48,6 @@ from bot.streaming import ChatPacer
 from infra.leases import Lease, run_exclusively
 from infra.migrate import migrate
 from infra.settings import PUBLIC_BOT_API, Settings
-from rag.gaplog import FeedbackStore, build_feedback_store
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from app.gaps.log import FeedbackStore, nearest_entries, recorded_answer
 from rag.answer import Answer
-from rag.gaplog import FeedbackStore, nearest_entries, recorded_answer
 from rag.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from aiogram.filters.callback_data import CallbackData
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
+from app.gaps.log import VOTES
 from infra.i18n import Lang, t
-from rag.gaplog import VOTES
 
 
 class VoteButton(CallbackData, prefix="fb"):

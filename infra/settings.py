@@ -290,7 +290,7 @@ class DBSettings(BaseSettings):
 
 
 class FeedbackSettings(BaseSettings):
-    """Votes on answers and the gap log (rag/gaplog.py)."""
+    """Votes on answers and the gap log (app/gaps/log.py)."""
 
     model_config = _section("FEEDBACK_", "Feedback and the gap log")
 

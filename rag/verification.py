@@ -21,7 +21,7 @@ every check, or it is never shown — not in a draft, not in an edit, not in the
   that entry: a restated question says nothing.
 
 How well this holds is measured, class by class on entries held out from tuning, by ``anchorgpu bench
-verifier`` (:mod:`rag.mutants`). :class:`SentenceVerifier` checks sentences as they complete while the answer
+verifier`` (:mod:`dev.eval.mutants`). :class:`SentenceVerifier` checks sentences as they complete while the answer
 streams; the answer is the sentences that passed, with their citations renumbered in the order the sources
 are listed.
 """

@@ -29,7 +29,7 @@ MODEL_MODULES = (
     "bot.middlewares.dedupe_store",
     "bot.update_journal",
     "bot.fsm_storage",
-    "rag.gaplog",
+    "app.gaps.log",
     "infra.leases",
     "bot.answer_jobs",
 )

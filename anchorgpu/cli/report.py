@@ -1,7 +1,7 @@
 """`anchorgpu report [--since DATE] [--json] [--chart PATH] [--export-eval FILE]`: what the glossary fails at.
 
-Reads the feedback store and the gap log (:mod:`rag.gaplog`) of the database at DB_URL: the most frequent
-unanswered, downvoted and fallback questions clustered by meaning (:mod:`rag.gapreport`), votes, and
+Reads the feedback store and the gap log (:mod:`app.gaps.log`) of the database at DB_URL: the most frequent
+unanswered, downvoted and fallback questions clustered by meaning (:mod:`app.gaps.report`), votes, and
 answer quality per ISO week. ``--chart`` draws that as a PNG; ``--export-eval`` writes the gap-log
 questions as draft faithfulness-set items (empty labels) for a curator. Exit codes: 0 done, 1 the database
 could not be read or a file not written, 2 bad arguments.
@@ -46,12 +46,12 @@ def parse_since(value: str) -> datetime:
 
 
 async def _report(since: datetime | None, threshold: float | None, export: bool) -> tuple[dict[str, Any], str | None]:
+    from app.gaps.log import build_feedback_store
+    from app.gaps.report import DEFAULT_THRESHOLD, build_report, export_eval
     from infra.db import create_engine, dispose_engine
     from infra.migrate import migrate
     from infra.settings import get_settings
     from rag.dense import embedder_for
-    from rag.gaplog import build_feedback_store
-    from rag.gapreport import DEFAULT_THRESHOLD, build_report, export_eval
 
     settings = get_settings()
     engine = create_engine(settings.db.url)
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             return _fail(f"cannot write {args.export_eval}: {exc}", 1)
     if args.chart is not None:
-        from rag.gapchart import render_quality_chart
+        from app.gaps.chart import render_quality_chart
 
         try:
             args.chart.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,9 @@ from aiogram import Bot, F, Router
 from aiogram.filters import Command
 from aiogram.types import BufferedInputFile, Message
 
+from app.gaps.chart import render_quality_chart
+from app.gaps.log import FeedbackStore
+from app.gaps.report import build_report
 from app.services import Services
 from app.views.report import render_admin_status, render_report_text
 from bot.filters import Sync
@@ -22,9 +25,6 @@ from infra.i18n import Lang, t
 from infra.markup import escape
 from infra.settings import Settings
 from rag.dense import Embedder, embedder_for
-from rag.gapchart import render_quality_chart
-from rag.gaplog import FeedbackStore
-from rag.gapreport import build_report
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)

@@ -23,6 +23,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.gaps.log import FeedbackStore
 from app.pipeline import ReplyPipeline
 from app.reply import GlossaryReply, RefusalReply, SmallTalkReply
 from app.views.answer import render_reply
@@ -45,7 +46,6 @@ from infra.i18n import Lang, t
 from infra.markup import HTML, escape
 from rag.answer import NO_MODEL, Answer, Answerer, Delta, Done, Generating, Queued
 from rag.conversation import conversation_key
-from rag.gaplog import FeedbackStore
 from rag.prompt import Turn
 from rag.retriever import HybridRetriever
 

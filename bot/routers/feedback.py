@@ -1,6 +1,6 @@
 """👍 / 👎 / «неверно» under every glossary answer, and the optional one-line reason of «неверно».
 
-The answer was recorded (:class:`rag.gaplog.FeedbackStore`) when it was sent; the buttons carry its id.
+The answer was recorded (:class:`app.gaps.log.FeedbackStore`) when it was sent; the buttons carry its id.
 A vote is one per user per answer and changeable; «неверно» then asks for a reason with a ForceReply and
 waits (FSM) for the user's next line in that chat: a reply to the prompt, or in a private chat any text that
 is not a command. ``/cancel`` or any other command leaves it without a reason.
@@ -17,12 +17,12 @@ from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import CallbackQuery, ForceReply, Message
 
+from app.gaps.log import VOTES, FeedbackStore
 from bot.filters import Sync
 from bot.streaming import reply_html
 from bot.votes import VoteButton
 from infra.i18n import Lang, t
 from infra.markup import escape
-from rag.gaplog import VOTES, FeedbackStore
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)

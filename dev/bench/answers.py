@@ -4,7 +4,7 @@ Every question goes the way a user's would in any front (the intent classifier f
 specs and fit never reach the model), in two modes side by side in one run: ``model`` (the configured
 model, generation with sentence verification and the extractive floor) and ``extractive`` (no model: the
 glossary's sentences only). Follow-up items ask their history first in the same conversation. Prints, per
-mode: the shares from :func:`rag.faithfulness.summarise` (answers with a contradicted claim, with an
+mode: the shares from :func:`dev.eval.faithfulness.summarise` (answers with a contradicted claim, with an
 unsupported number, that answer the question, rental-rule items correct…), how answers were produced
 (generated / extractive / catalog / refused), time to the first verified sentence p50/p95 side by side with
 the time to the model's first token on the same requests and their ratio, and retrieval hit@1 / hit@3 of
@@ -74,15 +74,15 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                  embedders: list[str], timings: bool = False, baseline: bool = False,
                  eval_file: Path | None = None, answers: bool = False) -> dict[str, Any]:
     # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
-    from app.faithfulness_facts import catalog_facts
     from app.services import Services
+    from dev.eval.catalog_facts import catalog_facts
+    from dev.eval.faithfulness import load_faithfulness_set, score, summarise
     from infra.db import create_engine, dispose_engine
     from infra.migrate import migrate
     from infra.settings import LLMSettings
     from models import build_backend
     from rag.answer import Answerer, build_answerer
     from rag.conversation import SQLConversationStore
-    from rag.faithfulness import load_faithfulness_set, score, summarise
     from rag.retriever import build_retriever
 
     settings = get_settings()

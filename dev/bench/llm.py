@@ -113,7 +113,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                         timeout_s=600)
 
     sections = {s.strip() for s in args.sections.split(",") if s.strip()}
-    from rag.evaluation import load_eval_set
+    from dev.eval.retrieval import load_eval_set
 
     eval_set = load_eval_set()
     if "decode" in sections:

@@ -97,7 +97,7 @@ def _gate_doc(thresholds: Any, in_scope: list[Any], out_of_scope: list[Any]) -> 
 def _fusion_grid(retriever: Any, eval_set: Any) -> dict[str, Any]:
     """Fused quality per weight combination (query vectors are cached after the first pass, so the grid
     costs only the lexical side). Sorted by hit@1, then hit@3, then MRR."""
-    from rag.evaluation import evaluate
+    from dev.eval.retrieval import evaluate
 
     shipped = dict(retriever.weights)
     rows = []
@@ -112,8 +112,8 @@ def _fusion_grid(retriever: Any, eval_set: Any) -> dict[str, Any]:
 
 
 def _real_glossary(args: argparse.Namespace, spec: str) -> tuple[dict[str, Any], Any, Any]:
+    from dev.eval.retrieval import evaluate, load_eval_set
     from rag.dense import embedder_for
-    from rag.evaluation import evaluate, load_eval_set
     from rag.glossary import load_glossary
     from rag.index import load_vectors, open_client, sync_index
     from rag.lexical import Bm25Index, NameIndex
@@ -187,7 +187,7 @@ def _quality(report: Any) -> dict[str, float]:
 
 
 def _only(eval_set: Any, lang: str) -> Any:
-    from rag.evaluation import EvalSet
+    from dev.eval.retrieval import EvalSet
 
     return EvalSet([q for q in eval_set.in_scope if q.lang == lang], [])
 
@@ -237,7 +237,7 @@ def _scale_one(retriever: Any, eval_set: Any, query_vectors: dict[str, Any], siz
                hnsw_dir: Path | None) -> dict[str, Any]:
     import numpy as np
 
-    from rag.evaluation import evaluate
+    from dev.eval.retrieval import evaluate
     from rag.retriever import BRUTE_FORCE_MAX, HybridRetriever
 
     entries = _synthetic_entries(retriever.entries, max(size, len(retriever.entries)), seed=size)

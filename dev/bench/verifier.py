@@ -1,7 +1,7 @@
 """`anchorgpu bench verifier`: the answer verifier measured by mutation testing.
 
 Every sentence of every glossary entry (and of its current English rendering) is mutated the way a small
-model gets it wrong (:mod:`rag.mutants`: comparatives turned over, negations flipped, figures changed, a
+model gets it wrong (:mod:`dev.eval.mutants`: comparatives turned over, negations flipped, figures changed, a
 sibling concept named, Latin names swapped, degenerate sentences) and kept faithful (verbatim, reordered,
 shortened, named). Each mutant is given to :class:`rag.verification.SentenceVerifier` as the small model's
 sentence would be: citing its entry as ``[1]``, that entry alone in the context, the question «что такое X?» /
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from anchorgpu.cli._common import print_json
+from dev.eval.mutants import FAITHFUL_CLASSES, PARTS, WRONG_CLASSES, Mutant, all_mutants, cited, part_of, question_for
 from rag.glossary import GlossaryEntry
-from rag.mutants import FAITHFUL_CLASSES, PARTS, WRONG_CLASSES, Mutant, all_mutants, cited, part_of, question_for
 from rag.verification import SentenceVerifier
 
 # the issue's targets, on the held-out part: reported next to what the verifier achieves

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import yaml
 
+from app.gaps.log import FeedbackStore, Nearest, RecordedAnswer
 from infra.db import create_engine, dispose_engine
 from infra.migrate import migrate
-from rag.gaplog import FeedbackStore, Nearest, RecordedAnswer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,10 +7,10 @@ from typing import get_args
 import pytest
 import yaml
 
+from app.gaps.log import VOTES
 from app.smalltalk import EXAMPLE_KEYS, SmallTalkKind, example_requests, render_smalltalk
 from infra.i18n import LANGS, MESSAGES, MESSAGES_DIR, Lang, placeholders, t
 from infra.markup import HTML
-from rag.gaplog import VOTES
 
 KINDS: tuple[SmallTalkKind, ...] = get_args(SmallTalkKind)
 EXAMPLES = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from dev.eval.faithfulness import load_faithfulness_set, score
 from infra.settings import REPO_ROOT
-from rag.faithfulness import load_faithfulness_set, score
 from rag.glossary import load_glossary
 
 PROBE = REPO_ROOT / "tests" / "eval" / "faithfulness_probe.yaml"

@@ -1,4 +1,4 @@
-"""The faithfulness set (tests/eval/faithfulness.yaml) and its scorer (rag/faithfulness.py).
+"""The faithfulness set (tests/eval/faithfulness.yaml) and its scorer (dev/eval/faithfulness.py).
 
 The set is checked against the real data: every entry id and catalog ref exists, every pattern compiles,
 the glossary text of an item's entries never triggers its own must_not (labels come from the glossary),
@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.faithfulness_facts import catalog_facts
-from gpu.data import GpuData
-from infra.settings import REPO_ROOT
-from rag.faithfulness import (
+from dev.eval.catalog_facts import catalog_facts
+from dev.eval.faithfulness import (
     KINDS,
     FaithfulnessItem,
     FaithfulnessSet,
@@ -32,6 +30,8 @@ from rag.faithfulness import (
     unknown_references,
     unsupported_sentences,
 )
+from gpu.data import GpuData
+from infra.settings import REPO_ROOT
 from rag.glossary import GlossaryEntry, load_glossary
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from dev.eval.retrieval import EvalSet, evaluate, load_eval_set
 from infra.settings import REPO_ROOT
-from rag.evaluation import EvalSet, evaluate, load_eval_set
 from rag.glossary import load_glossary
 from rag.retriever import HybridRetriever
 from tests.rag.support import MINILM, shared_retriever

@@ -22,8 +22,8 @@ from dev.bench.verifier import (
     measure,
     sample_mutants,
 )
+from dev.eval.mutants import FAITHFUL_CLASSES, PARTS, WRONG_CLASSES, all_mutants
 from rag.glossary import load_glossary
-from rag.mutants import FAITHFUL_CLASSES, PARTS, WRONG_CLASSES, all_mutants
 from tests.conftest import DATA_DIR
 
 SAMPLE, SEED = 60, 0  # per class: about 30 a part, ~1 s

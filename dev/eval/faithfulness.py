@@ -1,6 +1,6 @@
 """Faithfulness of generated answers on the labelled set ``tests/eval/faithfulness.yaml`` (no model here).
 
-``rag.evaluation`` measures retrieval (did the right entry come first); this module measures what the
+``dev.eval.retrieval`` measures retrieval (did the right entry come first); this module measures what the
 answer *says*: does it state the facts the glossary/catalog support, does it make a claim the sources
 contradict (the swapped or negated version of a fact), does it put numbers in a sentence that no source
 contains, did it refuse when it should and answer yes/no the right way round. Pure: no model, no I/O
@@ -38,7 +38,7 @@ Catalog refs. ``<gpu id>`` (every fact of that GPU), ``<gpu id>.<field>`` (``mem
 ``bandwidth_gb_s``, ``bf16_tflops``, ``fp8_tflops``, ``interconnect``), ``price.<gpu id>.<on_demand|spot>``,
 ``price.<gpu id>.<day|week|month>`` (one term's price), ``price.<gpu id>.discount.<day|week|month>``,
 ``term.<day|week|month>`` (hours and days). The caller passes the fact table, ref → a text carrying the
-numbers (``app.faithfulness_facts.catalog_facts`` builds it from ``gpu.data.GpuData``, the files' one
+numbers (``dev.eval.catalog_facts.catalog_facts`` builds it from ``gpu.data.GpuData``, the files' one
 owner; ``rag`` does not import ``gpu``).
 
 Verdict. ``answered``: every must_state group matched and the answer is not a refusal (for a refusal item:
@@ -73,7 +73,7 @@ from typing import Any, Literal, Protocol
 
 import yaml
 
-FAITHFULNESS_FILE = Path(__file__).resolve().parent.parent / "tests" / "eval" / "faithfulness.yaml"
+FAITHFULNESS_FILE = Path(__file__).resolve().parents[2] / "tests" / "eval" / "faithfulness.yaml"
 
 KINDS = ("definition", "comparison", "number", "yes_no", "rental", "follow_up", "paraphrase", "typo",
          "translit", "out_of_scope")

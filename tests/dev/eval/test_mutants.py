@@ -1,4 +1,4 @@
-"""The verifier's mutation generators (rag.mutants) on real glossary entries: each class writes the mistake
+"""The verifier's mutation generators (dev.eval.mutants) on real glossary entries: each class writes the mistake
 it names, the faithful classes say nothing the entry does not, and the tune/held-out split is fixed."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from functools import cache
 
 import pytest
 
-from rag.glossary import GlossaryEntry, load_glossary
-from rag.mutants import (
+from dev.eval.mutants import (
     FAITHFUL_CLASSES,
     SIBLING_CONCEPTS,
     WRONG_CLASSES,
@@ -32,6 +31,7 @@ from rag.mutants import (
     sibling_swap,
     split_entries,
 )
+from rag.glossary import GlossaryEntry, load_glossary
 from rag.renderings import RENDERINGS_FILE, load_renderings, source_sha
 from tests.conftest import DATA_DIR
 

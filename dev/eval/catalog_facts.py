@@ -1,4 +1,4 @@
-"""The catalog fact table for :func:`rag.faithfulness.score`, built from the one owner of the data files.
+"""The catalog fact table for :func:`dev.eval.faithfulness.score`, built from the one owner of the data files.
 
 ``rag`` does not import ``gpu``, so the faithfulness scorer takes the catalog as plain text keyed by the
 refs the set uses (``h100-sxm.memory_gb``, ``price.h100-sxm.on_demand``, ``term.week``...); this is

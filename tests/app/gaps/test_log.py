@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.gaps.log import AnswerVoteRow, FeedbackStore, Nearest, RecordedAnswer, hash_user
 from infra.migrate import migrate
-from rag.gaplog import AnswerVoteRow, FeedbackStore, Nearest, RecordedAnswer, hash_user
 
 SALT = "test-salt"
 

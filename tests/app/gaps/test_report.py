@@ -7,11 +7,11 @@ from functools import lru_cache
 
 import yaml
 
+from app.gaps.log import Gap, Nearest
+from app.gaps.report import cluster_questions, eval_items, export_eval, iso_week, quality_by_week
+from dev.eval.faithfulness import KINDS, LANGS
 from infra.settings import RAGSettings
 from rag.dense import Embedder, embedder_for
-from rag.faithfulness import KINDS, LANGS
-from rag.gaplog import Gap, Nearest
-from rag.gapreport import cluster_questions, eval_items, export_eval, iso_week, quality_by_week
 
 
 @lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ from infra.stats import percentile
 from rag.gate import GateEvidence, GateThresholds
 from rag.retriever import METHODS, HybridRetriever
 
-EVAL_FILE = Path(__file__).resolve().parent.parent / "tests" / "eval" / "questions.yaml"
+EVAL_FILE = Path(__file__).resolve().parents[2] / "tests" / "eval" / "questions.yaml"
 
 
 @dataclass(frozen=True)

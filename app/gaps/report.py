@@ -1,6 +1,6 @@
 """``anchorgpu report``: what the glossary fails to answer, grouped by meaning, and answer quality over time.
 
-Questions of the gap log (:mod:`rag.gaplog`) are embedded with the retrieval embedder (normalised vectors,
+Questions of the gap log (:mod:`app.gaps.log`) are embedded with the retrieval embedder (normalised vectors,
 so a dot product is the cosine) and clustered greedily: a question joins the cluster whose centroid is
 nearest when the cosine reaches ``threshold``, else it starts a new one. Greedy is enough at an operator's
 scale (hundreds of questions a week) and keeps the result independent of any clustering library; e5
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from app.gaps.log import FALLBACK_STATUSES, FeedbackStore, Gap
 from rag.dense import Embedder
-from rag.gaplog import FALLBACK_STATUSES, FeedbackStore, Gap
 
 DEFAULT_THRESHOLD = 0.88
 CLUSTER_KINDS = ("unanswered", "downvoted", "fallback")

@@ -10,7 +10,7 @@ Two records, both written by the fronts after an answer is sent (the domain neve
   (``downvoted``), with the question, its language and the nearest glossary entries and their scores.
 
 Both are kept ``FEEDBACK_RETENTION_DAYS`` days; :meth:`FeedbackStore.purge` (run at start) deletes older rows.
-``anchorgpu report`` (:mod:`rag.gapreport`) reads them back.
+``anchorgpu report`` (:mod:`app.gaps.report`) reads them back.
 """
 
 from __future__ import annotations
