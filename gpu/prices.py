@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
+
+from infra.yamlfile import YamlDocument, read_yaml, validate
 
 
 class Term(Enum):
@@ -32,7 +34,7 @@ TERM_HOURS: dict[Term, int] = {Term.DAY: 24, Term.WEEK: 7 * 24, Term.MONTH: 30 *
 
 
 class PriceListError(ValueError):
-    """The price file is missing or invalid; the message names the file and the field."""
+    """The price file is missing or invalid; the message names the file, the line and the field."""
 
 
 @dataclass(frozen=True)
@@ -69,95 +71,126 @@ class PriceList:
         return self.gpus.get(gpu_id)
 
 
-def _decimal(value: Any, where: str, *, allow_none: bool = False) -> Decimal | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or value is None:
-        raise PriceListError(f"{where}: expected a decimal number, got {value!r}")
+def _decimal(value: Any) -> Any:
+    if isinstance(value, Decimal) or value is None:
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"expected a decimal number, got {value!r}")
     try:
         # str() first: a YAML float 2.99 becomes "2.99", not the binary 2.9900000000000002131...
         number = Decimal(str(value).strip())
     except InvalidOperation:
-        raise PriceListError(f"{where}: expected a decimal number, got {value!r}") from None
+        raise ValueError(f"expected a decimal number, got {value!r}") from None
     if not number.is_finite():
-        raise PriceListError(f"{where}: expected a finite number, got {value!r}")
+        raise ValueError(f"expected a finite number, got {value!r}")
     return number
 
 
-def _discounts(raw: Any, where: str, base: dict[Term, Decimal] | None = None) -> dict[Term, Decimal]:
-    result = dict(base or {})
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise PriceListError(f"{where}: expected a mapping of day/week/month to a percent")
-    for name, value in raw.items():
-        try:
-            term = Term(str(name))
-        except ValueError:
-            raise PriceListError(f"{where}: unknown term '{name}' (use day, week, month)") from None
-        percent = _decimal(value, f"{where}.{name}")
-        assert percent is not None
-        if not Decimal(0) <= percent < Decimal(100):
-            raise PriceListError(f"{where}.{name}: a discount must be at least 0 and below 100 percent")
-        result[term] = percent
-    return result
+def _percent(value: Decimal) -> Decimal:
+    if not Decimal(0) <= value < Decimal(100):
+        raise ValueError("a discount must be at least 0 and below 100 percent")
+    return value
+
+
+def _positive(value: Decimal) -> Decimal:
+    if value <= 0:
+        raise ValueError("must be positive")
+    return value
+
+
+def _text(value: Any) -> Any:
+    return value if value is None else str(value).strip()
+
+
+Number = Annotated[Decimal, BeforeValidator(_decimal)]
+Percent = Annotated[Decimal, BeforeValidator(_decimal), AfterValidator(_percent)]
+Discounts = dict[Term, Percent]
+
+
+class _GpuRow(BaseModel):
+    """One GPU of ``gpus:``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    on_demand: Annotated[Decimal, BeforeValidator(_decimal), AfterValidator(_positive)]
+    spot: Number | None = None
+    term_discount_percent: Discounts | None = None
+
+    @field_validator("spot")
+    @classmethod
+    def _spot_below_on_demand(cls, spot: Decimal | None, info: ValidationInfo) -> Decimal | None:
+        on_demand = info.data.get("on_demand")
+        if spot is not None and on_demand is not None and not Decimal(0) < spot <= on_demand:
+            raise ValueError("must be positive and not above on_demand")
+        return spot
+
+
+class _PriceFile(BaseModel):
+    """``data/prices.yaml`` (its fields are described in the file's header)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    example: bool = False
+    version: Annotated[str, BeforeValidator(_text), Field(min_length=1)]
+    currency: Annotated[str, BeforeValidator(_text)]
+    minor_units: Annotated[int, Field(ge=0, le=4)] = 2
+    effective_date: dt.date
+    quote_valid_days: int = 7
+    max_gpus_per_quote: int = 64
+    max_duration_days: int = 365
+    term_discount_percent: Discounts | None = None
+    gpus: Annotated[dict[Annotated[str, BeforeValidator(_text)], _GpuRow], Field(min_length=1)]
+
+    @field_validator("currency")
+    @classmethod
+    def _iso_code(cls, currency: str) -> str:
+        currency = currency.upper()
+        if len(currency) != 3 or not currency.isalpha():
+            raise ValueError("must be an ISO 4217 code like USD")
+        return currency
+
+    @field_validator("effective_date", mode="before")
+    @classmethod
+    def _a_date(cls, value: Any) -> Any:
+        if isinstance(value, dt.datetime):
+            return value.date()
+        if isinstance(value, str):
+            try:
+                return dt.date.fromisoformat(value.strip())
+            except ValueError:
+                pass
+        if not isinstance(value, dt.date):
+            raise ValueError("must be a date like 2026-11-01")
+        return value
 
 
 def parse_price_list(document: Any, source: str = "prices.yaml") -> PriceList:
-    if not isinstance(document, dict):
-        raise PriceListError(f"{source}: expected a mapping at the top level")
-    try:
-        version = str(document["version"]).strip()
-        currency = str(document["currency"]).strip().upper()
-        gpus_raw = document["gpus"]
-    except KeyError as exc:
-        raise PriceListError(f"{source}: missing field {exc.args[0]!r}") from None
-    if not version:
-        raise PriceListError(f"{source}: version must not be empty")
-    if len(currency) != 3 or not currency.isalpha():
-        raise PriceListError(f"{source}: currency must be an ISO 4217 code like USD")
-    minor_units = int(document.get("minor_units", 2))
-    if not 0 <= minor_units <= 4:
-        raise PriceListError(f"{source}: minor_units must be between 0 and 4")
-    effective = document.get("effective_date")
-    if isinstance(effective, str):
-        effective = dt.date.fromisoformat(effective)
-    if not isinstance(effective, dt.date):
-        raise PriceListError(f"{source}: effective_date must be a date like 2026-11-01")
-    defaults = _discounts(document.get("term_discount_percent"), f"{source}: term_discount_percent",
-                          {term: Decimal(0) for term in Term})
-    if not isinstance(gpus_raw, dict) or not gpus_raw:
-        raise PriceListError(f"{source}: gpus must map catalog ids to prices")
-    quantum = Decimal(1).scaleb(-minor_units)
+    """A price list from a parsed document (a :class:`YamlDocument` gives the errors their line numbers)."""
+    located = document if isinstance(document, YamlDocument) else YamlDocument(source, document)
+    if not isinstance(located.data, dict):
+        raise PriceListError(f"{located.source}: expected a mapping at the top level")
+    raw = validate(_PriceFile, located, PriceListError)
+    defaults = {term: Decimal(0) for term in Term} | (raw.term_discount_percent or {})
+    quantum = Decimal(1).scaleb(-raw.minor_units)
     gpus: dict[str, GPUPrice] = {}
-    for gpu_id, row in gpus_raw.items():
-        where = f"{source}: gpus.{gpu_id}"
-        if not isinstance(row, dict) or "on_demand" not in row:
-            raise PriceListError(f"{where}: needs at least on_demand")
-        on_demand = _decimal(row["on_demand"], f"{where}.on_demand")
-        spot = _decimal(row.get("spot"), f"{where}.spot", allow_none=True)
-        assert on_demand is not None
-        if on_demand <= 0:
-            raise PriceListError(f"{where}.on_demand: must be positive")
-        if spot is not None and not Decimal(0) < spot <= on_demand:
-            raise PriceListError(f"{where}.spot: must be positive and not above on_demand")
-        discounts = _discounts(row.get("term_discount_percent"), f"{where}.term_discount_percent", defaults)
+    for gpu_id, row in raw.gpus.items():
+        discounts = defaults | (row.term_discount_percent or {})
         term_price = {
-            term: (term.hours * on_demand * (1 - discounts[term] / 100)).quantize(quantum, ROUND_HALF_UP)
+            term: (term.hours * row.on_demand * (1 - discounts[term] / 100)).quantize(quantum, ROUND_HALF_UP)
             for term in Term
         }
-        gpus[str(gpu_id)] = GPUPrice(str(gpu_id), on_demand, spot, discounts, term_price)
+        gpus[gpu_id] = GPUPrice(gpu_id, row.on_demand, row.spot, discounts, term_price)
     return PriceList(
-        version=version,
-        currency=currency,
-        minor_units=minor_units,
-        effective_date=effective,
-        example=bool(document.get("example", False)),
-        quote_valid_days=int(document.get("quote_valid_days", 7)),
-        max_gpus_per_quote=int(document.get("max_gpus_per_quote", 64)),
-        max_duration_days=int(document.get("max_duration_days", 365)),
+        version=raw.version,
+        currency=raw.currency,
+        minor_units=raw.minor_units,
+        effective_date=raw.effective_date,
+        example=raw.example,
+        quote_valid_days=raw.quote_valid_days,
+        max_gpus_per_quote=raw.max_gpus_per_quote,
+        max_duration_days=raw.max_duration_days,
         gpus=gpus,
-        source=source,
+        source=located.source,
     )
 
 
@@ -169,14 +202,13 @@ def load_price_list(data_dir: Path, known_gpu_ids: set[str] | None = None) -> Pr
 def read_price_list(path: Path, known_gpu_ids: set[str] | None = None) -> PriceList:
     """Parse a price file; with ``known_gpu_ids``, every priced id must be in the GPU catalog."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = read_yaml(path, PriceListError)
     except FileNotFoundError:
         raise PriceListError(f"price list not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise PriceListError(f"{path}: not valid YAML ({exc})") from None
-    prices = parse_price_list(document, str(path))
+    prices = parse_price_list(document)
     if known_gpu_ids is not None:
         unknown = sorted(set(prices.gpus) - known_gpu_ids)
         if unknown:
-            raise PriceListError(f"{path}: ids not in the GPU catalog: {', '.join(unknown)}")
+            raise PriceListError(f"{document.where(('gpus', unknown[0]))}: ids not in the GPU catalog: "
+                                 f"{', '.join(unknown)}")
     return prices
