@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
-import yaml
+from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, process
+
+from infra.yamlfile import Text, read_yaml, validate
 
 # Cyrillic letters that look like Latin ones: "А100", "Н100" typed on a Russian layout.
 _LOOKALIKES = str.maketrans("авсенкмортхАВСЕНКМОРТХ", "abcehkmoptxABCEHKMOPTX")
@@ -147,45 +149,65 @@ class GPUCatalog:
         return dict(self._index)
 
 
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
+class _GpuRow(BaseModel):
+    """One GPU of ``gpus.yaml`` (its fields are described in the file's header)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: Annotated[Text, Field(min_length=1)]
+    name: Text
+    vendor: Text
+    memory_gb: Annotated[float, Field(gt=0)]
+    memory_gib: Annotated[float, Field(gt=0)]
+    bandwidth_gb_s: Annotated[float, Field(gt=0)]
+    bf16_tflops: float | None = None
+    fp8_tflops: float | None = None
+    interconnect: Text
+    aliases: list[Text] | None = None
+    architecture: Text | None = None
+    memory_type: Text | None = None
+    fp16_tflops: float | None = None  # absent: the BF16 figure
+    tdp_w: int | None = None
+    source: Text | None = None
+    devices_per_card: Annotated[int, Field(ge=1)] | None = None
+
+    def spec(self) -> GPUSpec:
+        fp16 = self.fp16_tflops if "fp16_tflops" in self.model_fields_set else self.bf16_tflops
+        return GPUSpec(
+            id=self.id, name=self.name, vendor=self.vendor, memory_gb=self.memory_gb, memory_gib=self.memory_gib,
+            bandwidth_gb_s=self.bandwidth_gb_s, bf16_tflops=self.bf16_tflops, fp8_tflops=self.fp8_tflops,
+            interconnect=self.interconnect, aliases=tuple(self.aliases or ()),
+            architecture=self.architecture or "", memory_type=self.memory_type or "", fp16_tflops=fp16,
+            tdp_w=self.tdp_w, source=self.source or "", devices_per_card=self.devices_per_card or 1)
 
 
-def _spec_from_yaml(row: dict[str, Any]) -> GPUSpec:
-    return GPUSpec(
-        id=str(row["id"]),
-        name=str(row["name"]),
-        vendor=str(row["vendor"]),
-        memory_gb=float(row["memory_gb"]),
-        memory_gib=float(row["memory_gib"]),
-        bandwidth_gb_s=float(row["bandwidth_gb_s"]),
-        bf16_tflops=_optional_float(row.get("bf16_tflops")),
-        fp8_tflops=_optional_float(row.get("fp8_tflops")),
-        interconnect=str(row["interconnect"]),
-        aliases=tuple(str(alias) for alias in row.get("aliases") or ()),
-        architecture=str(row.get("architecture") or ""),
-        memory_type=str(row.get("memory_type") or ""),
-        fp16_tflops=_optional_float(row.get("fp16_tflops", row.get("bf16_tflops"))),
-        tdp_w=int(row["tdp_w"]) if row.get("tdp_w") is not None else None,
-        source=str(row.get("source") or ""),
-        devices_per_card=int(row.get("devices_per_card") or 1),
-    )
+class _GpuFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gpus: list[_GpuRow]
+
+
+class GpuCatalogError(ValueError):
+    """``gpus.yaml`` is invalid; the message names the file, the line and the field."""
 
 
 def read_gpu_catalog(path: Path) -> GPUCatalog:
     """Parse ``gpus.yaml``; the one reader is :class:`gpu.data.GpuData`."""
-    with path.open(encoding="utf-8") as handle:
-        document = yaml.safe_load(handle)
-    specs = [_spec_from_yaml(row) for row in document["gpus"]]
-    ids = [spec.id for spec in specs]
-    if len(ids) != len(set(ids)):
-        raise ValueError(f"{path}: duplicate GPU ids")
-    owners: dict[str, str] = {}
-    for spec in specs:  # one spelling, one GPU: "l40" must not silently mean the L40S
+    document = read_yaml(path, GpuCatalogError)
+    specs = [row.spec() for row in validate(_GpuFile, document, GpuCatalogError).gpus]
+    first: dict[str, int] = {}
+    owners: dict[str, tuple[str, int]] = {}
+    for index, spec in enumerate(specs):
+        if spec.id in first:
+            raise GpuCatalogError(f"{document.where(('gpus', index, 'id'))}: duplicate GPU id {spec.id!r} "
+                                  f"(first at line {document.line(('gpus', first[spec.id], 'id'))})")
+        first[spec.id] = index
+        # one spelling, one GPU: "l40" must not silently mean the L40S
         for spelling in {normalize_name(s) for s in (spec.id, spec.name, *spec.aliases)}:
-            other = owners.setdefault(spelling, spec.id)
+            other, _ = owners.setdefault(spelling, (spec.id, index))
             if other != spec.id:
-                raise ValueError(f"{path}: '{spelling}' names both {other} and {spec.id}")
+                raise GpuCatalogError(f"{document.where(('gpus', index))}: '{spelling}' names both {other} "
+                                      f"and {spec.id}")
     return GPUCatalog(specs)
 
 

@@ -8,12 +8,13 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-import yaml
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpu.catalog import UnknownNameError, normalize_name, suggest
 from infra.i18n import Phrase
+from infra.yamlfile import Text, load
 
 ModelKind = Literal["llm", "diffusion", "asr"]
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few KB; anything larger is not one
@@ -146,21 +147,70 @@ class ModelSpec:
 # ---------------------------------------------------------------- catalog
 
 
-def _spec_from_row(row: dict[str, Any]) -> ModelSpec:
-    known = {f for f in ModelSpec.__dataclass_fields__}
-    data: dict[str, Any] = {}
-    for key, value in row.items():
-        if key == "params":
-            data["params_total"] = int(value)
-        elif key == "aliases":
-            data["aliases"] = tuple(str(a) for a in value)
-        elif key == "components":
-            data["components"] = tuple((str(k), int(v)) for k, v in value.items())
-        elif key in known:
-            data[key] = value
-    if "name" not in data:
-        data["name"] = data["id"]
-    return ModelSpec(**data)
+class _ModelRow(BaseModel):
+    """One model of ``models.yaml``: the fields of :class:`ModelSpec` (``params`` is ``params_total``);
+    a field left out takes the ModelSpec default, ``name`` the id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: Annotated[Text, Field(min_length=1)]
+    name: Text | None = None
+    kind: ModelKind = "llm"
+    family: Text = ""
+    params: int | None = None
+    params_total: int | None = None
+    active_params: int | None = None
+    layers: int = 0
+    hidden: int = 0
+    heads: int = 0
+    kv_heads: int = 0
+    head_dim: int = 0
+    vocab: int = 0
+    ffn: int = 0
+    tied: bool = False
+    experts: int = 0
+    experts_active: int = 0
+    shared_experts: int = 0
+    moe_ffn: int = 0
+    dense_layers: int = 0
+    kv_lora_rank: int = 0
+    rope_dim: int = 0
+    sliding_window: int = 0
+    sliding_layers: int = 0
+    max_context: int = 131072
+    aliases: list[Text] = []
+    components: dict[Text, int] = {}
+    resolution: int = 1024
+    encoder_layers: int = 0
+    audio_ctx: int = 1500
+    text_ctx: int = 448
+    estimated: bool = False
+    source: Text = "catalog"
+    native_quant: Text | None = None
+    gguf_bits: float | None = None
+    config_url: Text = ""
+
+    def spec(self) -> ModelSpec:
+        data: dict[str, Any] = self.model_dump(exclude_unset=True)
+        if "params" in data:
+            data["params_total"] = data.pop("params")
+        if "aliases" in data:
+            data["aliases"] = tuple(data["aliases"])
+        if "components" in data:
+            data["components"] = tuple(data["components"].items())
+        if data.get("name") is None:
+            data["name"] = self.id
+        return ModelSpec(**data)
+
+
+class _ModelFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[_ModelRow]
+
+
+class ModelCatalogError(ValueError):
+    """``models.yaml`` is invalid; the message names the file, the line and the field."""
 
 
 class ModelCatalog:
@@ -197,9 +247,8 @@ class ModelCatalog:
 
 def read_model_catalog(path: Path) -> ModelCatalog:
     """Parse ``models.yaml``; the one reader is :class:`gpu.data.GpuData`."""
-    with path.open(encoding="utf-8") as handle:
-        document = yaml.safe_load(handle)
-    return ModelCatalog([_spec_from_row(row) for row in document["models"]])
+    rows = load(_ModelFile, path, ModelCatalogError).models
+    return ModelCatalog([row.spec() for row in rows])
 
 
 def load_model_catalog(data_dir: Path) -> ModelCatalog:

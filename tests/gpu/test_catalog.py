@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu.catalog import GPUCatalog, GPUSpec, UnknownNameError, load_gpu_catalog
+from gpu.catalog import GPUCatalog, GpuCatalogError, GPUSpec, UnknownNameError, load_gpu_catalog
 from tests.conftest import DATA_DIR
 
 CONTRACT_IDS = {"h100-sxm", "h100-pcie", "h200", "a100-40gb", "a100-80gb", "l40s", "rtx-4090", "mi300x"}
@@ -107,3 +107,42 @@ def test_custom_data_dir(tmp_path: Path) -> None:
     catalog = load_gpu_catalog(tmp_path)
     assert catalog.resolve("EX1").id == "x1"
     assert catalog.get("x1").fp8_tflops is None
+
+
+SHIPPED_GPUS = (DATA_DIR / "gpus.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("old", "new", "field", "what"), [
+    ("    memory_gib: 79.65        # [h100] 81,559 MiB", "    memory_gib: lots", "gpus[0].memory_gib",
+     "valid number"),
+    ("    bandwidth_gb_s: 3350     # [h100]", "    bandwidth_gb_s: 0", "gpus[0].bandwidth_gb_s", "greater than 0"),
+    ("    tdp_w: 700", "    tdp: 700", "gpus[0].tdp", "unknown field"),
+    ("    vendor: nvidia", "    vendor: [nvidia]", "gpus[0].vendor", "valid string"),
+])
+def test_a_broken_gpus_file_names_the_file_the_line_and_the_field(tmp_path: Path, old: str, new: str,
+                                                                  field: str, what: str) -> None:
+    text = SHIPPED_GPUS.replace(old, new, 1)
+    assert text != SHIPPED_GPUS
+    (tmp_path / "gpus.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        load_gpu_catalog(tmp_path)
+    line = text.splitlines().index(new) + 1
+    assert str(caught.value).startswith(f"{tmp_path / 'gpus.yaml'}, line {line}: {field}: "), str(caught.value)
+    assert what in str(caught.value) and ";" not in str(caught.value)
+
+
+def test_a_duplicate_gpu_id_names_both_lines(tmp_path: Path) -> None:
+    text = SHIPPED_GPUS.replace("  - id: h100-pcie\n", "  - id: h100-sxm\n", 1)
+    (tmp_path / "gpus.yaml").write_text(text, encoding="utf-8")
+    lines = text.splitlines()
+    first = lines.index("  - id: h100-sxm") + 1
+    second = lines.index("  - id: h100-sxm", first) + 1
+    with pytest.raises(GpuCatalogError, match=rf"gpus\.yaml, line {second}: gpus\[1\]\.id: duplicate GPU id "
+                                              rf"'h100-sxm' \(first at line {first}\)"):
+        load_gpu_catalog(tmp_path)
+
+
+def test_the_shipped_catalog_reads_every_field(catalog: GPUCatalog) -> None:
+    h100 = catalog.get("h100-sxm")
+    assert (h100.memory_gib, h100.tdp_w, h100.architecture, h100.fp16_tflops) == (79.65, 700, "Hopper GH100", 989.4)
+    assert "h100 sxm5" in h100.aliases and catalog.get("mi250x").devices_per_card == 2

@@ -97,3 +97,17 @@ def test_bad_gguf_files(tmp_path: Path) -> None:
         assert name in str(info.value)
     with pytest.raises(ModelInputError, match="Cannot read"):
         model_from_gguf(tmp_path / "missing.gguf")
+
+
+def test_a_broken_models_file_names_the_file_the_line_and_the_field(tmp_path: Path) -> None:
+    from gpu.fit.architectures import ModelCatalogError
+
+    shipped = (DATA_DIR / "models.yaml").read_text(encoding="utf-8")
+    lines = shipped.splitlines()
+    index = next(i for i, line in enumerate(lines) if line.strip().startswith("layers:"))
+    lines[index] = lines[index].replace("layers:", "layer:", 1)
+    (tmp_path / "models.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ModelCatalogError) as caught:
+        load_model_catalog(tmp_path)
+    prefix = f"{tmp_path / 'models.yaml'}, line {index + 1}: models["
+    assert str(caught.value).startswith(prefix) and "].layer: unknown field" in str(caught.value), caught.value
