@@ -14,12 +14,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from rapidfuzz.distance import Levenshtein
 
 from infra.datafile import DataFile
+from infra.yamlfile import YamlDocument, read_yaml, validate
 from rag.glossary import Glossary, GlossaryEntry
 
 RULES_FILE = Path("glossary") / "rules.yaml"
@@ -111,15 +112,69 @@ class RuleAnswer:
     caveats: tuple[Caveat, ...] = ()
 
 
-def _patterns(raw: object, where: str) -> tuple[re.Pattern[str], ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list) or not all(isinstance(p, str) for p in raw):
-        raise RulesError(f"{where}: expected a list of regular expressions")
+def _pattern(raw: object) -> re.Pattern[str]:
+    if not isinstance(raw, str):
+        raise ValueError("expected a regular expression (text)")
     try:
-        return tuple(re.compile(p, re.IGNORECASE) for p in raw)
+        return re.compile(raw, re.IGNORECASE)
     except re.error as exc:
-        raise RulesError(f"{where}: {exc}") from None
+        raise ValueError(f"not a valid regular expression: {exc}") from None
+
+
+Patterns = list[Annotated[re.Pattern[str], BeforeValidator(_pattern)]]
+
+
+class _Derived(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ru: str
+    en: str
+
+
+class _RuleRow(BaseModel):
+    """One rule of ``rules.yaml`` (the fields are described in the file's header)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    entry: str
+    quote: str
+    en: str
+    about: Annotated[Patterns, Field(min_length=1)]
+    answer_no: Patterns | None = None
+    answer_yes: Patterns | None = None
+    numbers: dict[Literal["week", "month"], int] | None = None  # the keys of _STATED_DAYS
+    derived: _Derived | None = None
+
+    @field_validator("derived", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return value or None
+
+    def rule(self) -> Rule:
+        return Rule(id=self.id, entry_id=self.entry, quote=self.quote.strip(), en=self.en.strip(),
+                    about=tuple(self.about), answer_no=tuple(self.answer_no or ()),
+                    answer_yes=tuple(self.answer_yes or ()),
+                    numbers={str(unit): days for unit, days in (self.numbers or {}).items()},
+                    derived={} if self.derived is None else self.derived.model_dump())
+
+
+class _CaveatRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    quote: str
+    en: str
+
+    def caveat(self) -> Caveat:
+        return Caveat(self.source, " ".join(self.quote.split()), self.en.strip())
+
+
+class _RulesFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rules: list[_RuleRow]
+    caveats: list[_CaveatRow] | None = None
 
 
 def read_rules(path: Path) -> list[Rule]:
@@ -127,35 +182,12 @@ def read_rules(path: Path) -> list[Rule]:
 
 
 def read_rules_document(path: Path) -> RulesDocument:
-    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    rows = document.get("rules") if isinstance(document, dict) else None
-    if not isinstance(rows, list):
-        raise RulesError(f"{path}: no 'rules' list")
-    rules = []
-    for row in rows:
-        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("id", "entry", "quote", "en")):
-            raise RulesError(f"{path}: every rule needs id, entry, quote and en")
-        where = f"{path.name}: rule {row['id']}"
-        numbers = row.get("numbers") or {}
-        if not isinstance(numbers, dict) or not set(numbers) <= set(_STATED_DAYS):
-            raise RulesError(f"{where}: numbers may only fix {', '.join(_STATED_DAYS)}")
-        derived = row.get("derived") or {}
-        if not isinstance(derived, dict) or (derived and set(derived) != {"ru", "en"}):
-            raise RulesError(f"{where}: derived needs both ru and en")
-        about = _patterns(row.get("about"), f"{where}.about")
-        if not about:
-            raise RulesError(f"{where}: 'about' must say what a question about the rule looks like")
-        rules.append(Rule(id=row["id"], entry_id=row["entry"], quote=row["quote"].strip(), en=row["en"].strip(),
-                          about=about, answer_no=_patterns(row.get("answer_no"), f"{where}.answer_no"),
-                          answer_yes=_patterns(row.get("answer_yes"), f"{where}.answer_yes"),
-                          numbers={str(k): int(v) for k, v in numbers.items()},
-                          derived={str(k): str(v) for k, v in derived.items()}))
-    caveats = []
-    for row in document.get("caveats") or []:
-        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("source", "quote", "en")):
-            raise RulesError(f"{path}: every caveat needs source, quote and en")
-        caveats.append(Caveat(row["source"], " ".join(row["quote"].split()), row["en"].strip()))
-    return RulesDocument(rules, caveats)
+    """Parse ``rules.yaml``; a malformed file raises :class:`RulesError` naming the file, line and field."""
+    document = read_yaml(path, RulesError)
+    if document.data is None:
+        document = YamlDocument(document.source, {}, document.root)
+    raw = validate(_RulesFile, document, RulesError)
+    return RulesDocument([row.rule() for row in raw.rules], [row.caveat() for row in raw.caveats or ()])
 
 
 _WORD = re.compile(r"[а-яёa-z]+")
