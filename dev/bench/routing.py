@@ -18,14 +18,15 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-import yaml
+from pydantic import BaseModel, ConfigDict, Field
 
 from anchorgpu.cli._common import print_json
 from app.pipeline import ReplyPipeline
 from app.services import Services
 from infra.settings import REPO_ROOT, get_settings
+from infra.yamlfile import Text, YamlFileError, read_yaml, validate
 
 EVAL_FILE = REPO_ROOT / "tests" / "eval" / "routing.yaml"
 # the slots each route's reply uses; an item is compared on these only
@@ -49,15 +50,53 @@ class RoutingItem:
     slots: dict[str, Any] = field(default_factory=dict)
 
 
+class _Slots(BaseModel):
+    """What a reply of the item's route must have read from the text (the keys of :data:`SLOT_KEYS`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: Any = None
+    gpus: Any = None
+    count: Any = None
+    hours: Any = None
+    pricing: Any = None
+    missing: Literal["gpu", "duration", "model"] | None = None
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    id: Annotated[Text, Field(min_length=1)]
+    text: Text
+    route: str
+    cls: Annotated[str, Field(alias="class")]
+    part: Literal["dev", "heldout"] = "dev"
+    slots: _Slots | None = None
+    repeat: Annotated[int, Field(ge=1)] | None = None  # the text repeated up to this many characters
+
+
+class _RoutingSet(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[_Item]
+
+
 def load_items(path: Path = EVAL_FILE) -> list[RoutingItem]:
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    """The routing set; a malformed item raises :class:`YamlFileError` naming the file, line and field."""
+    document = read_yaml(path)
+    raw_items = validate(_RoutingSet, document).items
     items = []
-    for raw in document["items"]:
-        text = str(raw["text"])
-        if raw.get("repeat"):
-            text = (text * (int(raw["repeat"]) // max(1, len(text)) + 1))[: int(raw["repeat"])]
-        items.append(RoutingItem(raw["id"], text, raw["route"], raw["class"], raw.get("part", "dev"),
-                                 dict(raw.get("slots") or {})))
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(raw_items):
+        if raw.id in seen:
+            raise YamlFileError(f"{document.where(('items', index, 'id'))}: duplicate id {raw.id!r} "
+                                f"(first at line {document.line(('items', seen[raw.id], 'id'))})")
+        seen[raw.id] = index
+        text = raw.text
+        if raw.repeat:
+            text = (text * (raw.repeat // max(1, len(text)) + 1))[: raw.repeat]
+        slots = {} if raw.slots is None else raw.slots.model_dump(exclude_unset=True)
+        items.append(RoutingItem(raw.id, text, raw.route, raw.cls, raw.part, slots))
     return items
 
 
