@@ -19,7 +19,7 @@ from bot.answer_jobs import DONE, FAILED, AnswerJob, AnswerJobs
 from bot.recorded_answers import record_answer
 from bot.rendering import split_html
 from bot.streaming import send_html, with_retry_after
-from bot.votes import feedback_keyboard
+from bot.ui.keyboards import feedback_keyboard
 from infra.i18n import t
 from infra.markup import HTML, escape
 from rag.answer import Answer, Answerer

@@ -2,58 +2,32 @@
 
 Fits, quotes and comparisons go out as rich tables when the chat takes them (their HTML otherwise); a
 clarifying question carries a button per common answer — pressing one sends its value through the same
-pipeline, as if typed, and completes the request (:class:`ClarifyButton`).
+pipeline, as if typed, and completes the request (:class:`bot.ui.callbacks.ClarifyButton`, handled by the ask router).
 """
 
 from __future__ import annotations
 
 from aiogram import Bot
-from aiogram.filters.callback_data import CallbackData
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.types import Message
 
 from app.reply import ClarifyReply, CompareReply, FitReply, QuoteReply, Reply
 from app.views.compare import compare_report
 from app.views.quote import quote_report
 from app.views.reply import quote_command, render_clarify, render_text
 from app.views.table import Report, Text
+from bot.output.fit_reply import send_fit_result
 from bot.rich import RichReplies, try_rich
 from bot.streaming import reply_html, target_of
+from bot.ui.keyboards import clarify_keyboard
 from gpu.data import GpuData
 from infra.i18n import t
 from infra.markup import HTML
-
-CALLBACK_LIMIT = 64  # bytes of callback_data the Bot API accepts
-
-
-class ClarifyButton(CallbackData, prefix="clar"):
-    """A common answer to a clarifying question; ``value`` is sent on as the user's next message."""
-
-    value: str
-
-
-def clarify_keyboard(reply: ClarifyReply) -> InlineKeyboardMarkup | None:
-    rows: list[list[InlineKeyboardButton]] = []
-    row: list[InlineKeyboardButton] = []
-    for option in reply.options:
-        data = ClarifyButton(value=option.value).pack()
-        if len(data.encode()) > CALLBACK_LIMIT:
-            continue
-        row.append(InlineKeyboardButton(text=option.label, callback_data=data))
-        if len(row) == 2:
-            rows.append(row)
-            row = []
-    if row:
-        rows.append(row)
-    return InlineKeyboardMarkup(inline_keyboard=rows) if rows else None
 
 
 async def send_reply(message: Message, bot: Bot, reply: Reply, data: GpuData,
                      rich: RichReplies | None = None) -> None:
     """Send a reply that is not a glossary answer."""
     if isinstance(reply, FitReply) and len(reply.results) == 1 and reply.error is None:
-        # imported here: bot.routers imports every router, and the ask router imports this module
-        from bot.routers.fit import send_fit_result
-
         await send_fit_result(message, bot, reply.results[0], reply.lang, reply.currency, rich=rich)
         return
     report: Report | None = None

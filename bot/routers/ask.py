@@ -2,7 +2,7 @@
 
 What a message is, and its reply, are decided once, by :class:`app.pipeline.ReplyPipeline` (the console
 chat and ``anchorgpu ask`` ask the same one): this router only renders the typed reply (:mod:`bot.replies`),
-or streams a glossary answer. A clarifying question's buttons (:class:`bot.replies.ClarifyButton`) send
+or streams a glossary answer. A clarifying question's buttons (:class:`bot.ui.callbacks.ClarifyButton`) send
 their value on through the same pipeline. The answer streams through :class:`bot.streaming.AnswerStream`;
 the final text is rendered as escaped HTML with its sources and split under Telegram's limit. Context is
 kept per (chat, forum topic).
@@ -36,11 +36,11 @@ from bot.generations import Generation, Generations
 from bot.notices import Notices, PersonalNotice
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
 from bot.recorded_answers import record_answer
-from bot.replies import ClarifyButton, send_reply
+from bot.replies import send_reply
 from bot.rich import RichReplies
-from bot.routers.stop import stop_keyboard
 from bot.streaming import AnswerStream, ChatPacer, Target, new_draft_id, reply_html, send_html
-from bot.votes import feedback_keyboard
+from bot.ui.callbacks import ClarifyButton
+from bot.ui.keyboards import feedback_keyboard, stop_keyboard
 from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape

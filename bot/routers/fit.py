@@ -4,7 +4,8 @@
   ("влезет ли mixtral в две A100?") are recognised by the intent classifier and sent here by ``ask``.
 * a ``config.json`` or the head of a ``.gguf`` file sent as a document (captioned ``/fit …`` in groups)
   describes any other model.
-* the "quote it" button is a :class:`bot.routers.quote.QuoteItButton`, handled by the /quote router.
+* the reply itself (tables, chart, the "quote it" buttons) is :func:`bot.output.fit_reply.send_fit`; the
+  "quote it" button is a :class:`bot.ui.callbacks.QuoteItButton`, handled by the /quote router.
 """
 
 from __future__ import annotations
@@ -18,19 +19,15 @@ from pathlib import Path
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
-from aiogram.exceptions import AiogramError
 from aiogram.filters import Command, CommandObject
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.types import Message
 
-from app.views.fit import fit_report, render, render_error
-from bot.charts import CAPTION_LIMIT, CHART_PHOTOS
+from app.views.fit import render_error
 from bot.filters import Sync
-from bot.rendering import strip_tags, utf16_len
-from bot.rich import RichReplies, try_rich
-from bot.routers.quote import QuoteItButton
-from bot.streaming import Target, reply_html, target_of
+from bot.output.fit_reply import send_fit
+from bot.rich import RichReplies
+from bot.streaming import reply_html
 from gpu.fit.architectures import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
-from gpu.fit.engine import FitResult
 from gpu.fit.request import FitInputError
 from gpu.fit.service import FitService
 from infra.i18n import Lang, t
@@ -40,70 +37,6 @@ log = logging.getLogger(__name__)
 router = Router(name=__name__)
 
 MAX_UPLOAD_BYTES = 20 * 2**20  # the Bot API's download limit
-
-
-def quote_buttons(result: FitResult, lang: Lang) -> InlineKeyboardMarkup | None:
-    configs: list[tuple[str, int]] = []
-    if result.fits and result.gpu_was_given and result.rentable:  # a GPU not rented here has no quote
-        configs.append((result.gpu.id, result.request.gpu_count))
-    if result.cheapest:
-        configs.append((result.cheapest[0].gpu_id, result.cheapest[0].count))
-    rows = []
-    for gpu_id, count in dict.fromkeys(configs):
-        data = QuoteItButton(gpu=gpu_id, count=count).pack()
-        if len(data.encode()) <= 64:
-            rows.append([InlineKeyboardButton(text=t("fit_button_quote", lang, count=count, gpu=gpu_id),
-                                              callback_data=data)])
-    return InlineKeyboardMarkup(inline_keyboard=rows) if rows else None
-
-
-async def send_fit(message: Message, bot: Bot, service: FitService, text: str, lang: Lang,
-                   model: ModelSpec | None = None, rich: RichReplies | None = None) -> None:
-    try:
-        result = service.fit(text, model=model)
-    except FitInputError as exc:
-        usage = escape(t("fit_usage", lang))
-        await reply_html(message, render_error(exc, lang, HTML) + "\n\n" + usage)
-        return
-    await send_fit_result(message, bot, result, lang, service.currency, rich=rich)
-
-
-async def send_fit_result(message: Message, bot: Bot, result: FitResult, lang: Lang, currency: str,
-                          rich: RichReplies | None = None) -> None:
-    """One fit result: rich tables with the chart and the quote buttons, else the captioned chart or HTML."""
-    breakdown = render(result, lang, HTML, currency=currency)
-    markup = quote_buttons(result, lang)
-    target = target_of(message)
-    # one rich message: the breakdown as tables, the chart under its own short caption, the quote buttons;
-    # refused, the reply is the one of before (the chart captioned with the breakdown)
-    chart = CHART_PHOTOS.rich_photo(bot, result, t("fit_chart_caption", lang, model=result.request.model.name))
-    if await try_rich(bot, target, fit_report(result, lang, currency=currency), lang=lang, rich=rich,
-                      reply_markup=markup, photo=chart) is not None:
-        return
-    if utf16_len(strip_tags(breakdown)) <= CAPTION_LIMIT:
-        # One message: the chart with its breakdown as the caption (groups allow ~20 messages a minute).
-        try:
-            await CHART_PHOTOS.send(bot, target, result, breakdown, reply_markup=markup)
-            return
-        except AiogramError as exc:  # the server's trouble (a 5xx, a body no Bot API sends): no traceback
-            log.warning("fit chart not sent (%s: %s); sending the breakdown as text", type(exc).__name__, exc)
-        except Exception:  # the breakdown must still arrive: as text, below
-            log.exception("fit chart failed; sending the breakdown as text")
-        await reply_html(message, breakdown, reply_markup=markup)
-        return
-    await reply_html(message, breakdown, reply_markup=markup)
-    await _send_chart(bot, target, result, lang)
-
-
-async def _send_chart(bot: Bot, target: Target, result: FitResult, lang: Lang) -> None:
-    """The chart after the breakdown went out as text or a table."""
-    try:
-        caption = escape(t("fit_chart_caption", lang, model=result.request.model.name))
-        await CHART_PHOTOS.send(bot, target, result, caption, reply=False)
-    except AiogramError as exc:
-        log.warning("fit chart not sent (%s: %s)", type(exc).__name__, exc)
-    except Exception:  # the text answer already went out; a chart failure must not hide it
-        log.exception("fit chart failed")
 
 
 @router.message(Command("fit"))

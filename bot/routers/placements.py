@@ -26,19 +26,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.views.placements import placements_report, render_placement_error, render_placements, render_result
 from app.views.quote import money, pricing_label
 from bot.faultpoints import crash_point
+from bot.middlewares.turns import FlowTurnMiddleware
 from bot.notices import Notices
 from bot.rich import RichReplies, send_report
-from bot.routers.placement_buttons import (
-    PlacementAction,
-    RentButton,
-    RentConfirm,
-    placement_row,
-    placements_keyboard,
-    rent_confirm_keyboard,
-    stop_confirm_keyboard,
-)
-from bot.routers.quote import FlowTurnMiddleware
 from bot.streaming import target_of
+from bot.ui.callbacks import PlacementAction, RentButton, RentConfirm
+from bot.ui.keyboards import placement_row, placements_keyboard, rent_confirm_keyboard, stop_confirm_keyboard
 from gpu.placements.engine import COMMITTED, PlacementStateError
 from gpu.placements.service import PlacementConflictError, PlacementResult, PlacementService
 from gpu.placements.store import PlacementNotFoundError

@@ -5,37 +5,30 @@
   ``key=…`` in the text overrides it.
 * bare ``/quote`` walks through GPU → count → duration → pricing → confirm. The step and the choices live
   in the FSM storage (database or Redis), so the flow survives a restart. Each button is a
-  :class:`FlowButton`; a step's handler runs only in its state (aiogram's state filters) and only for the
-  flow's current message (:class:`ActiveFlow`); anything else — forged, stale, out of step — gets a polite
-  "this button is out of date". Confirming uses the key ``tg:<chat>:<flow message>``: a double tap replays
-  instead of quoting twice.
-* :class:`QuoteItButton` (the /fit "quote it" button, ``quote:{gpu_id}:{count}``) enters the flow at the
-  duration step.
+  :class:`bot.ui.callbacks.FlowButton`; a step's handler runs only in its state (aiogram's state filters)
+  and only for the flow's current message (:class:`ActiveFlow`); anything else — forged, stale, out of
+  step — gets a polite "this button is out of date". Confirming uses the key ``tg:<chat>:<flow message>``:
+  a double tap replays instead of quoting twice.
+* :class:`bot.ui.callbacks.QuoteItButton` (the /fit "quote it" button, ``quote:{gpu_id}:{count}``) enters
+  the flow at the duration step.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from aiogram import BaseMiddleware, Bot, F, Router
+from aiogram import Bot, F, Router
 from aiogram.filters import BaseFilter, Command, CommandObject, StateFilter
-from aiogram.filters.callback_data import CallbackData
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, TelegramObject
+from aiogram.types import CallbackQuery, Message
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.views.quote import (
     issued_report,
-    number,
-    pricing_label,
     render_conflict,
     render_input_error,
     render_issued,
@@ -45,9 +38,18 @@ from app.views.quote import (
 from bot.faultpoints import crash_point
 from bot.filters import Sync
 from bot.fsm_storage import FSM_UNAVAILABLE
+from bot.middlewares.turns import FlowTurnMiddleware, flow_turn
 from bot.rich import RichReplies, send_report
-from bot.routers.placement_buttons import rent_keyboard
 from bot.streaming import target_of
+from bot.ui.callbacks import FlowButton, FlowStep, QuoteItButton
+from bot.ui.keyboards import (
+    flow_confirm_keyboard,
+    flow_count_keyboard,
+    flow_duration_keyboard,
+    flow_gpu_keyboard,
+    flow_pricing_keyboard,
+    rent_keyboard,
+)
 from gpu.quote.duration import Duration, Unit
 from gpu.quote.request import Pricing, QuoteInputError, QuoteRequest, parse_duration_or_error, split_key
 from gpu.quote.service import QuoteService
@@ -59,10 +61,6 @@ from infra.settings import Settings
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
 
-COUNT_CHOICES = (1, 2, 4, 8, 16, 32, 64)
-DURATION_CHOICES_HOURS = (24, 168, 336, 720, 2160)
-MAX_CALLBACK_BYTES = 64
-
 
 class QuoteFlow(StatesGroup):
     gpu = State()
@@ -70,54 +68,6 @@ class QuoteFlow(StatesGroup):
     duration = State()
     pricing = State()
     confirm = State()
-
-
-class FlowButton(CallbackData, prefix="qf"):
-    """A button of the guided flow: ``step`` is g / n / d / p (a choice in ``value``), ok or x."""
-
-    step: str
-    value: str = ""
-
-
-class QuoteItButton(CallbackData, prefix="quote"):
-    """The /fit "quote it" button."""
-
-    gpu: str
-    count: int
-
-
-# ---- one turn at a time per chat and user --------------------------------------------------------------
-# A button pressed right after the bot sent it can arrive before the handler that sent it has saved the
-# step (updates are handled concurrently). Flow updates of one chat+user therefore take turns; the lock is
-# per process and only orders the flow's own steps (idempotency never relies on it: see gpu.quote.store).
-_flow_locks: weakref.WeakValueDictionary[tuple[int, int], asyncio.Lock] = weakref.WeakValueDictionary()
-
-
-@asynccontextmanager
-async def flow_turn(chat_id: int, user_id: int) -> AsyncIterator[None]:
-    key = (chat_id, user_id)
-    lock = _flow_locks.get(key)
-    if lock is None:
-        lock = asyncio.Lock()
-        _flow_locks[key] = lock
-    async with lock:
-        yield
-
-
-class FlowTurnMiddleware(BaseMiddleware):
-    """Every button that reaches this router waits for the previous flow update of its chat and user, then
-    reads the step again: aiogram read it (``raw_state``, what the state filters compare) when the update
-    arrived, possibly while that previous update was still changing it."""
-
-    async def __call__(self, handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
-                       event: TelegramObject, data: dict[str, Any]) -> Any:
-        assert isinstance(event, CallbackQuery)
-        chat_id = event.message.chat.id if event.message is not None else event.from_user.id
-        async with flow_turn(chat_id, event.from_user.id):
-            state = data.get("state")
-            if isinstance(state, FSMContext):
-                data["raw_state"] = await state.get_state()
-            return await handler(event, data)
 
 
 router.callback_query.outer_middleware(FlowTurnMiddleware())
@@ -150,18 +100,6 @@ def owner_of(user_id: int) -> str:
 def message_key(chat_id: int, message_id: int) -> str:
     """The default idempotency key: one Telegram message can produce at most one quote."""
     return f"tg:{chat_id}:{message_id}"
-
-
-def _button(text: str, data: CallbackData) -> InlineKeyboardButton:
-    packed = data.pack()
-    assert len(packed.encode()) <= MAX_CALLBACK_BYTES, packed
-    return InlineKeyboardButton(text=text, callback_data=packed)
-
-
-def _keyboard(buttons: list[InlineKeyboardButton], per_row: int, lang: Lang) -> InlineKeyboardMarkup:
-    rows = [buttons[i:i + per_row] for i in range(0, len(buttons), per_row)]
-    rows.append([_button(t("quote_btn_cancel", lang), FlowButton(step="x"))])
-    return InlineKeyboardMarkup(inline_keyboard=rows)
 
 
 # ---- one-line /quote ---------------------------------------------------------------------------------
@@ -207,39 +145,6 @@ async def on_quotes(message: Message, quotes: QuoteService, lang: Lang) -> None:
     await message.answer(render_recent(recent, lang, HTML))
 
 
-# ---- guided flow: keyboards --------------------------------------------------------------------------
-def _gpu_keyboard(quotes: QuoteService, lang: Lang) -> InlineKeyboardMarkup:
-    prices = quotes.prices()
-    buttons = []
-    for gpu_id in quotes.rentable_gpu_ids():
-        price = prices.gpus[gpu_id]
-        label = f"{quotes.catalog.get(gpu_id).name.split(' ', 1)[-1]} · {number(price.on_demand, lang)}"
-        buttons.append(_button(label, FlowButton(step="g", value=gpu_id)))
-    return _keyboard(buttons, 2, lang)
-
-
-def _count_keyboard(quotes: QuoteService, lang: Lang) -> InlineKeyboardMarkup:
-    limit = quotes.prices().max_gpus_per_quote
-    return _keyboard([_button(str(n), FlowButton(step="n", value=str(n))) for n in COUNT_CHOICES if n <= limit],
-                     4, lang)
-
-
-def _duration_keyboard(lang: Lang) -> InlineKeyboardMarkup:
-    return _keyboard([_button(Duration.of_hours(h).describe(lang), FlowButton(step="d", value=str(h)))
-                      for h in DURATION_CHOICES_HOURS], 3, lang)
-
-
-def _pricing_keyboard(quotes: QuoteService, gpu_id: str, lang: Lang) -> InlineKeyboardMarkup:
-    choices = [p for p in Pricing if p is not Pricing.SPOT or quotes.offers_spot(gpu_id)]
-    return _keyboard([_button(pricing_label(p.value, lang), FlowButton(step="p", value=p.value))
-                      for p in choices], 1, lang)
-
-
-def _confirm_keyboard(lang: Lang) -> InlineKeyboardMarkup:
-    return InlineKeyboardMarkup(inline_keyboard=[[_button(t("quote_btn_confirm", lang), FlowButton(step="ok")),
-                                                  _button(t("quote_btn_cancel", lang), FlowButton(step="x"))]])
-
-
 def _gpu_name(quotes: QuoteService, data: dict[str, Any]) -> str:
     return quotes.catalog.get(str(data["gpu"])).name
 
@@ -270,7 +175,7 @@ async def _start_flow(message: Message, state: FSMContext, quotes: QuoteService,
     async with flow_turn(message.chat.id, user_id):
         # the step first: with the FSM storage down this fails before a keyboard that could not work is sent
         await state.set_state(QuoteFlow.gpu)
-        sent = await message.answer(escape(t("quote_flow_gpu", lang)), reply_markup=_gpu_keyboard(quotes, lang))
+        sent = await message.answer(escape(t("quote_flow_gpu", lang)), reply_markup=flow_gpu_keyboard(quotes, lang))
         await state.set_data({"msg_id": sent.message_id})
 
 
@@ -281,7 +186,7 @@ async def _to_pricing(state: FSMContext, quotes: QuoteService, duration: Duratio
     await state.set_state(QuoteFlow.pricing)
     text = escape(t("quote_flow_pricing", lang, gpu=_gpu_name(quotes, data), count=data["count"],
                     duration=duration.describe(lang)))
-    markup = _pricing_keyboard(quotes, str(data["gpu"]), lang)
+    markup = flow_pricing_keyboard(quotes, str(data["gpu"]), lang)
     if msg is not None:
         await msg.edit_text(text, reply_markup=markup)
     elif reply_to is not None:
@@ -290,7 +195,7 @@ async def _to_pricing(state: FSMContext, quotes: QuoteService, duration: Duratio
 
 
 # ---- guided flow: one handler per step, each in its own state ----------------------------------------
-@router.callback_query(FlowButton.filter(F.step == "g"), StateFilter(QuoteFlow.gpu), ActiveFlow())
+@router.callback_query(FlowButton.filter(F.step == FlowStep.GPU), StateFilter(QuoteFlow.gpu), ActiveFlow())
 async def on_flow_gpu(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
                       quotes: QuoteService, lang: Lang) -> None:
     gpu_id = callback_data.value
@@ -300,11 +205,11 @@ async def on_flow_gpu(callback: CallbackQuery, callback_data: FlowButton, flow: 
     await state.update_data(gpu=gpu_id)
     await state.set_state(QuoteFlow.count)
     await flow.message.edit_text(escape(t("quote_flow_count", lang, gpu=quotes.catalog.get(gpu_id).name)),
-                                 reply_markup=_count_keyboard(quotes, lang))
+                                 reply_markup=flow_count_keyboard(quotes, lang))
     await callback.answer()
 
 
-@router.callback_query(FlowButton.filter(F.step == "n"), StateFilter(QuoteFlow.count), ActiveFlow())
+@router.callback_query(FlowButton.filter(F.step == FlowStep.COUNT), StateFilter(QuoteFlow.count), ActiveFlow())
 async def on_flow_count(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
                         quotes: QuoteService, lang: Lang) -> None:
     count = _decimal_in(callback_data.value, 1, quotes.prices().max_gpus_per_quote)
@@ -314,11 +219,11 @@ async def on_flow_count(callback: CallbackQuery, callback_data: FlowButton, flow
     await state.update_data(count=count)
     await state.set_state(QuoteFlow.duration)
     await flow.message.edit_text(escape(t("quote_flow_duration", lang, gpu=_gpu_name(quotes, flow.data),
-                                          count=count)), reply_markup=_duration_keyboard(lang))
+                                          count=count)), reply_markup=flow_duration_keyboard(lang))
     await callback.answer()
 
 
-@router.callback_query(FlowButton.filter(F.step == "d"), StateFilter(QuoteFlow.duration), ActiveFlow())
+@router.callback_query(FlowButton.filter(F.step == FlowStep.DURATION), StateFilter(QuoteFlow.duration), ActiveFlow())
 async def on_flow_duration(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
                            quotes: QuoteService, lang: Lang) -> None:
     hours = _decimal_in(callback_data.value, 1, quotes.prices().max_duration_days * 24)
@@ -365,7 +270,7 @@ def _is_duration(text: str) -> bool:
     return True
 
 
-@router.callback_query(FlowButton.filter(F.step == "p"), StateFilter(QuoteFlow.pricing), ActiveFlow())
+@router.callback_query(FlowButton.filter(F.step == FlowStep.PRICING), StateFilter(QuoteFlow.pricing), ActiveFlow())
 async def on_flow_pricing(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
                           quotes: QuoteService, lang: Lang) -> None:
     if callback_data.value not in {p.value for p in Pricing} or "duration" not in flow.data:
@@ -380,11 +285,11 @@ async def on_flow_pricing(callback: CallbackQuery, callback_data: FlowButton, fl
     await state.update_data(pricing=callback_data.value)
     await state.set_state(QuoteFlow.confirm)
     text = render_quote(preview, lang, HTML) + "\n\n" + escape(t("quote_flow_confirm", lang))
-    await flow.message.edit_text(text, reply_markup=_confirm_keyboard(lang))
+    await flow.message.edit_text(text, reply_markup=flow_confirm_keyboard(lang))
     await callback.answer()
 
 
-@router.callback_query(FlowButton.filter(F.step == "ok"), StateFilter(QuoteFlow.confirm), ActiveFlow())
+@router.callback_query(FlowButton.filter(F.step == FlowStep.CONFIRM), StateFilter(QuoteFlow.confirm), ActiveFlow())
 async def on_flow_confirm(callback: CallbackQuery, flow: Flow, state: FSMContext, quotes: QuoteService,
                           lang: Lang) -> None:
     if "pricing" not in flow.data:
@@ -409,7 +314,7 @@ async def on_flow_confirm(callback: CallbackQuery, flow: Flow, state: FSMContext
     await callback.answer()
 
 
-@router.callback_query(FlowButton.filter(F.step == "x"), StateFilter(QuoteFlow), ActiveFlow())
+@router.callback_query(FlowButton.filter(F.step == FlowStep.CANCEL), StateFilter(QuoteFlow), ActiveFlow())
 async def on_flow_cancel(callback: CallbackQuery, flow: Flow, state: FSMContext, lang: Lang) -> None:
     await state.clear()
     await flow.message.edit_text(escape(t("quote_flow_cancelled", lang)), reply_markup=None)
@@ -439,7 +344,7 @@ async def on_quote_it(callback: CallbackQuery, callback_data: QuoteItButton, sta
     chat = callback.message.chat
     thread = getattr(callback.message, "message_thread_id", None)
     await state.set_state(QuoteFlow.duration)  # first, as in _start_flow
-    sent = await bot.send_message(chat.id, text, reply_markup=_duration_keyboard(lang), message_thread_id=thread)
+    sent = await bot.send_message(chat.id, text, reply_markup=flow_duration_keyboard(lang), message_thread_id=thread)
     await state.set_data({"msg_id": sent.message_id, "gpu": gpu_id, "count": count})
     await callback.answer()
 

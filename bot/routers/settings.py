@@ -5,24 +5,19 @@ from __future__ import annotations
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatMemberStatus, ChatType
 from aiogram.filters import Command
-from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.notices import Notices
 from bot.preferences import ANSWER_LENGTHS, LANGS, Preferences, PreferenceStore, scope_for
 from bot.streaming import reply_html, with_retry_after
+from bot.ui.callbacks import SettingsCallback
 from infra.i18n import Lang, t
 from infra.markup import escape
 
 router = Router(name=__name__)
 ADMIN_STATUSES = {ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.CREATOR}
 LANG_NAMES = {"ru": "Русский", "en": "English"}
-
-
-class SettingsCallback(CallbackData, prefix="set"):
-    field: str  # "lang" | "len"
-    value: str  # a language, a length or "auto"
 
 
 async def _is_admin(bot: Bot, chat_id: int, user_id: int) -> bool:

@@ -9,32 +9,18 @@ is freed, and the verified part already shown is sent as the final message, mark
 from __future__ import annotations
 
 from aiogram import Router
-from aiogram.enums import ButtonStyle
 from aiogram.filters import Command
-from aiogram.filters.callback_data import CallbackData
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, MessageGenerationStopped
+from aiogram.types import CallbackQuery, Message, MessageGenerationStopped
 
 from bot.generations import Generations
 from bot.notices import Notices
 from bot.streaming import reply_html
+from bot.ui.callbacks import StopAnswer
 from infra.i18n import Lang, t
 from infra.markup import escape
 from rag.answer import Answerer
 
 router = Router(name=__name__)
-
-
-class StopAnswer(CallbackData, prefix="stopa"):
-    """«Стоп» under a group answer being generated: ``g`` the generation (draft) id, ``u`` the asker."""
-
-    g: int
-    u: int
-
-
-def stop_keyboard(draft_id: int, user_id: int, lang: Lang) -> InlineKeyboardMarkup:
-    return InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(
-        text=t("stop_button", lang), callback_data=StopAnswer(g=draft_id, u=user_id).pack(),
-        style=ButtonStyle.DANGER)]])
 
 
 @router.message(Command("stop"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from aiogram import Router
 from aiogram.filters import Command
-from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
@@ -13,19 +12,13 @@ from app.views.answer import render_card
 from bot.notices import Notices
 from bot.rendering import split_html
 from bot.streaming import reply_html, with_retry_after
+from bot.ui.callbacks import TermsCallback
 from infra.i18n import Lang, has, t
 from infra.markup import HTML, escape
 from rag.glossary import GlossaryEntry
 
 router = Router(name=__name__)
 PAGE_SIZE = 8
-
-
-class TermsCallback(CallbackData, prefix="terms"):
-    view: str  # "cats" | "cat" | "term"
-    category: int = 0
-    page: int = 0
-    entry: int = 0
 
 
 class Glossary:

@@ -7,7 +7,7 @@ from aiogram import Bot
 from aiogram.types import Message
 
 from bot.charts import ChartPhotos
-from bot.routers import fit as fit_router
+from bot.output import fit_reply
 from dev.telegram_stub import TelegramStub, parse_html
 from gpu.fit.service import FitService
 from tests.conftest import fit_service
@@ -30,8 +30,8 @@ def service() -> FitService:
 async def test_a_short_breakdown_is_the_caption_of_the_chart(stub: TelegramStub, api_bot: Bot,
                                                               service: FitService,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())
-    await fit_router.send_fit(_message(api_bot, -901, "supergroup"), api_bot, service, QUERY, "en")
+    monkeypatch.setattr(fit_reply, "CHART_PHOTOS", ChartPhotos())
+    await fit_reply.send_fit(_message(api_bot, -901, "supergroup"), api_bot, service, QUERY, "en")
     [photo] = stub.calls_to("sendPhoto", -901)
     assert "Fits" in parse_html(photo.params["caption"])
     assert photo.params["reply_parameters"]["message_id"] == 10, "groups quote the question"
@@ -41,9 +41,9 @@ async def test_a_short_breakdown_is_the_caption_of_the_chart(stub: TelegramStub,
 
 async def test_a_long_breakdown_goes_as_text_then_the_chart(stub: TelegramStub, api_bot: Bot, service: FitService,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())
-    monkeypatch.setattr(fit_router, "CAPTION_LIMIT", 100)
-    await fit_router.send_fit(_message(api_bot, 902), api_bot, service, QUERY, "en")
+    monkeypatch.setattr(fit_reply, "CHART_PHOTOS", ChartPhotos())
+    monkeypatch.setattr(fit_reply, "CAPTION_LIMIT", 100)
+    await fit_reply.send_fit(_message(api_bot, 902), api_bot, service, QUERY, "en")
     [text] = stub.calls_to("sendMessage", 902)
     [photo] = stub.calls_to("sendPhoto", 902)
     assert "Fits" in parse_html(text.params["text"]) and text.params["reply_markup"]["inline_keyboard"]
@@ -55,9 +55,9 @@ async def test_a_chart_failure_still_delivers_the_breakdown(stub: TelegramStub, 
     def broken(_: object) -> bytes:
         raise RuntimeError("no fonts")
 
-    monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())
+    monkeypatch.setattr(fit_reply, "CHART_PHOTOS", ChartPhotos())
     monkeypatch.setattr("bot.charts.render_chart", broken)
-    await fit_router.send_fit(_message(api_bot, 903), api_bot, service, QUERY, "en")
+    await fit_reply.send_fit(_message(api_bot, 903), api_bot, service, QUERY, "en")
     assert not stub.calls_to("sendPhoto", 903)
     [text] = stub.calls_to("sendMessage", 903)
     assert "Fits" in parse_html(text.params["text"])
@@ -66,10 +66,10 @@ async def test_a_chart_failure_still_delivers_the_breakdown(stub: TelegramStub, 
 async def test_a_forgotten_file_id_is_uploaded_again(stub: TelegramStub, api_bot: Bot, service: FitService,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     photos = ChartPhotos()
-    monkeypatch.setattr(fit_router, "CHART_PHOTOS", photos)
-    await fit_router.send_fit(_message(api_bot, 904), api_bot, service, QUERY, "en")
-    await fit_router.send_fit(_message(api_bot, 904), api_bot, service, QUERY, "en")
+    monkeypatch.setattr(fit_reply, "CHART_PHOTOS", photos)
+    await fit_reply.send_fit(_message(api_bot, 904), api_bot, service, QUERY, "en")
+    await fit_reply.send_fit(_message(api_bot, 904), api_bot, service, QUERY, "en")
     assert stub.photo_uploads == 1, "the second reply reused the file_id"
     stub.files.clear()  # Telegram no longer knows the file
-    await fit_router.send_fit(_message(api_bot, 904), api_bot, service, QUERY, "en")
+    await fit_reply.send_fit(_message(api_bot, 904), api_bot, service, QUERY, "en")
     assert stub.photo_uploads == 2 and len(stub.calls_to("sendPhoto", 904)) == 4  # one refused, then re-uploaded

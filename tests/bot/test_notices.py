@@ -12,8 +12,9 @@ from aiogram.types import CallbackQuery, Message
 
 from bot.generations import Generations
 from bot.notices import Notices, PersonalNotice
-from bot.routers.stop import StopAnswer, stop_keyboard
 from bot.streaming import AnswerStream, ChatPacer, Target
+from bot.ui.callbacks import StopAnswer
+from bot.ui.keyboards import stop_keyboard
 from dev.telegram_stub import BOT_ID, TelegramStub
 from models.queue import RequestCancelledError, RequestQueue
 

@@ -14,9 +14,9 @@ from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboar
 
 from app.views.table import Report, Table, Text, render_report
 from bot.charts import ChartPhotos
+from bot.output import fit_reply
 from bot.retry import TransientErrorRetry
 from bot.rich import MAX_COLUMNS, RichReplies, SendRichTable, blocks_json, send_report, split_report, to_blocks
-from bot.routers import fit as fit_router
 from bot.session import JsonBodySession
 from bot.streaming import Target, reply_parameters
 from dev.telegram_stub import (
@@ -226,10 +226,10 @@ async def test_a_split_reply_refused_half_way_goes_on_in_html(stub: TelegramStub
 async def test_fit_in_rich_mode_is_one_message_with_the_tables_and_the_chart(
         stub: TelegramStub, api_bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
     stub.rich_messages = True
-    monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())
+    monkeypatch.setattr(fit_reply, "CHART_PHOTOS", ChartPhotos())
     message = _private_message(api_bot, 41, "/fit llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4")
     request = "llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4"
-    await fit_router.send_fit(message, api_bot, fit_service(), request, "en", rich=RichReplies(enabled=True))
+    await fit_reply.send_fit(message, api_bot, fit_service(), request, "en", rich=RichReplies(enabled=True))
     [table] = stub.rich_calls(41)
     assert not stub.calls_to("sendPhoto", 41) and not stub.calls_to("sendMessage", 41)
     shown = stub.rich_text(table)
@@ -242,7 +242,7 @@ async def test_fit_in_rich_mode_is_one_message_with_the_tables_and_the_chart(
     assert "Llama" in photo["caption"]["text"] and stub.photo_uploads == 1
 
     # the same configuration again: one message that refers to the uploaded chart, no second upload
-    await fit_router.send_fit(message, api_bot, fit_service(), request, "en", rich=RichReplies(enabled=True))
+    await fit_reply.send_fit(message, api_bot, fit_service(), request, "en", rich=RichReplies(enabled=True))
     again = stub.rich_calls(41)[-1]
     [photo] = [b for b in again.params["rich_message"]["blocks"] if b["type"] == "photo"]
     assert photo["photo"]["media"] == "photo-1" and not again.files and stub.photo_uploads == 1
@@ -251,12 +251,12 @@ async def test_fit_in_rich_mode_is_one_message_with_the_tables_and_the_chart(
 async def test_fit_in_rich_mode_uploads_the_chart_again_when_telegram_forgot_it(
         stub: TelegramStub, api_bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
     stub.rich_messages = True
-    monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())
+    monkeypatch.setattr(fit_reply, "CHART_PHOTOS", ChartPhotos())
     message = _private_message(api_bot, 43, "/fit llama-3.1-8b q4_k_m 1xL40S")
     rich = RichReplies(enabled=True)
-    await fit_router.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en", rich=rich)
+    await fit_reply.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en", rich=rich)
     stub.files.clear()  # Telegram no longer knows the file_id the bot remembered
-    await fit_router.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en", rich=rich)
+    await fit_reply.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en", rich=rich)
     calls = stub.rich_calls(43)
     assert len(calls) == 3 and stub.photo_uploads == 2, "refused once for the stale id, then uploaded again"
     assert calls[-1].files and rich.usable(43), "a forgotten file is no reason to stop rich replies here"
@@ -265,9 +265,9 @@ async def test_fit_in_rich_mode_uploads_the_chart_again_when_telegram_forgot_it(
 
 async def test_fit_without_the_method_is_the_captioned_chart_of_before(stub: TelegramStub, api_bot: Bot,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fit_router, "CHART_PHOTOS", ChartPhotos())  # the stub's default: no sendRichMessage
+    monkeypatch.setattr(fit_reply, "CHART_PHOTOS", ChartPhotos())  # the stub's default: no sendRichMessage
     message = _private_message(api_bot, 42, "/fit llama-3.1-8b q4_k_m 1xL40S")
-    await fit_router.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en",
+    await fit_reply.send_fit(message, api_bot, fit_service(), "llama-3.1-8b q4_k_m 1xL40S", "en",
                               rich=RichReplies(enabled=True))
     [photo] = stub.calls_to("sendPhoto", 42)
     assert len(stub.rich_calls(42)) == 1 and not stub.calls_to("sendMessage", 42)
