@@ -7,7 +7,7 @@ sets…) is read by :func:`read_yaml`, which keeps the parsed document's node tr
     data/prices.yaml, line 70: gpus.l4.spot: must be positive and not above on_demand
 
 A domain keeps its own error type (``PriceListError``…): :func:`validate` raises the type it is given with
-one message holding every problem (``; ``-separated, each with its line). Checks that span the whole file
+one message holding every problem (``; ``-separated, each with its line and field). Checks that span the whole file
 (duplicate ids, ids missing from another file) use :meth:`YamlDocument.where` for the same shape.
 """
 
@@ -118,7 +118,8 @@ def _loc(error: Any) -> tuple[int | str, ...]:
 
 
 def describe(document: YamlDocument, exc: ValidationError, prefix: Loc = ()) -> str:
-    """Every problem of ``exc`` as ``<file>, line <n>: <field>: <what is wrong>``, ``; ``-separated.
+    """Every problem of ``exc`` as ``<file>, line <n>: <field>: <what is wrong>``, ``; ``-separated (the
+    file named once: ``…; line <m>: <field>: …``).
 
     A misspelt field is one problem, not two: an unknown field beside a missing one of the same mapping
     reads "unknown field (did you mean '<missing>'?)"."""
@@ -134,12 +135,15 @@ def describe(document: YamlDocument, exc: ValidationError, prefix: Loc = ()) -> 
         if match:
             renamed[loc] = match[0]
             taken.add(siblings[match[0]])
-    problems = []
+    problems: list[str] = []
     for loc, error in errors:
         if loc in taken and error["type"] == "missing":
             continue
         what = f"unknown field (did you mean '{renamed[loc]}'?)" if loc in renamed else _message(error)
-        problems.append(f"{document.where(loc)}: {what}")
+        place = document.where(loc)
+        if problems and place.startswith(f"{document.source}, "):
+            place = place[len(document.source) + 2:]  # the file is named once, at the start
+        problems.append(f"{place}: {what}")
     if len(problems) > MAX_PROBLEMS:
         problems = [*problems[:MAX_PROBLEMS], f"and {len(problems) - MAX_PROBLEMS} more"]
     return "; ".join(problems)

@@ -88,10 +88,35 @@ def test_malformed_entry_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "glossary").mkdir()
     target = tmp_path / "glossary" / "entries.yaml"
     target.write_text(yaml.safe_dump({"entries": [{"id": "x", "term": "", "definition": "d"}]}), "utf-8")
-    with pytest.raises(GlossaryError, match="x: missing term"):
+    with pytest.raises(GlossaryError) as caught:
         load_glossary(tmp_path)
+    assert str(caught.value).startswith(f"{target}, line 4: entries[0].term: must not be empty; "), caught.value
+    assert "line 2: entries[0].source: required, but missing" in str(caught.value)
     target.write_text("entries: [", "utf-8")
     with pytest.raises(GlossaryError, match="not valid YAML"):
         load_glossary(tmp_path)
     with pytest.raises(GlossaryError, match="not found"):
         load_glossary(tmp_path / "nowhere")
+
+
+def test_a_broken_glossary_file_names_the_file_the_line_and_the_field(tmp_path: Path) -> None:
+    (tmp_path / "glossary").mkdir()
+    target = tmp_path / "glossary" / "entries.yaml"
+    shipped = (DATA_DIR / "glossary" / "entries.yaml").read_text(encoding="utf-8")
+    lines = shipped.splitlines()
+    index = next(i for i, line in enumerate(lines) if line.startswith("  category:"))
+    lines[index] = lines[index].replace("category:", "categroy:", 1)
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(GlossaryError) as caught:
+        load_glossary(tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{target}, line {index + 1}: entries[") and "].categroy: unknown field (did you mean " \
+        "'category'?)" in message and ";" not in message, message
+    first = next(i for i, line in enumerate(lines) if line.startswith("- id: "))
+    second = next(i for i, line in enumerate(lines) if line.startswith("- id: ") and i > first)
+    lines = shipped.splitlines()
+    lines[second] = lines[first]
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(GlossaryError, match=rf"line {second + 1}: entries\[1\]\.id: glossary entry id .* appears twice "
+                                            rf"\(first at line {first + 1}\)"):
+        load_glossary(tmp_path)
