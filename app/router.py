@@ -25,10 +25,12 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from infra.yamlfile import YamlDocument, read_yaml, validate
 
 log = logging.getLogger(__name__)
 
@@ -39,14 +41,23 @@ NEIGHBOURS = 3
 
 
 class BankError(ValueError):
-    """The bank file is missing or malformed; the message names the file and the field."""
+    """The bank file is missing or malformed; the message names the file, the line and the field."""
+
+
+def _utterances(utterances: list[str]) -> list[str]:
+    if not utterances:
+        raise ValueError("the route has no utterances")
+    blank = [index for index, text in enumerate(utterances) if not str(text).strip()]
+    if blank:
+        raise ValueError(f"utterance #{blank[0] + 1} is empty")
+    return utterances
 
 
 class RouteBank(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int = 1
-    routes: dict[str, list[str]] = Field(default_factory=dict)
+    routes: dict[str, Annotated[list[str], AfterValidator(_utterances)]] = Field(default_factory=dict)
 
     @field_validator("routes")
     @classmethod
@@ -54,12 +65,6 @@ class RouteBank(BaseModel):
         unknown = sorted(set(routes) - set(ROUTES))
         if unknown:
             raise ValueError(f"unknown routes {unknown}; known: {', '.join(ROUTES)}")
-        for name, utterances in routes.items():
-            if not utterances:
-                raise ValueError(f"route {name!r} has no utterances")
-            blank = [index for index, text in enumerate(utterances) if not str(text).strip()]
-            if blank:
-                raise ValueError(f"route {name!r}: utterance #{blank[0] + 1} is empty")
         return routes
 
     def labelled(self) -> tuple[list[str], list[str]]:
@@ -77,15 +82,14 @@ class RouteBank(BaseModel):
 
 
 def load_bank(path: Path) -> RouteBank:
+    """The bank; a malformed file raises :class:`BankError` naming the file, the line and the field."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
+        document = read_yaml(path, BankError)
+    except OSError as exc:
         raise BankError(f"{path}: {exc}") from None
-    try:
-        return RouteBank.model_validate(document)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors())
-        raise BankError(f"{path}: {problems}") from None
+    if document.data is None:  # an empty bank: no routes
+        document = YamlDocument(document.source, {}, document.root)
+    return validate(RouteBank, document, BankError)
 
 
 @dataclass(frozen=True)

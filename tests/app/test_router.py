@@ -33,6 +33,11 @@ def test_a_malformed_bank_names_the_file_and_the_field(tmp_path: Path) -> None:
     path.write_text("version: 1\nroutes:\n  fit: []\n", encoding="utf-8")
     with pytest.raises(BankError, match="has no utterances"):
         load_bank(path)
+    path.write_text("version: 1\nroutes:\n  fit:\n    - 'fits?'\n  quote:\n    - 'how much'\n    - ' '\n",
+                    encoding="utf-8")
+    with pytest.raises(BankError) as caught:
+        load_bank(path)
+    assert str(caught.value) == f"{path}, line 5: routes.quote: utterance #2 is empty"
 
 
 def test_scores_rank_routes_by_their_nearest_utterances() -> None:
