@@ -15,8 +15,8 @@ from app.views.answer import render_caveats
 from app.views.answer import render_sources as render_answer_sources  # this module's render_sources wraps it
 from app.views.reply import reply_json
 from infra.i18n import Lang, t
-from rag.answer import Answer, Answerer, Delta, Done, Queued
-from rag.prompt import Turn
+from rag.answering.answerer import Answer, Answerer, Delta, Done, Queued
+from rag.answering.prompt import Turn
 
 
 class StatusLine:

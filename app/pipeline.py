@@ -56,8 +56,9 @@ from gpu.quote.duration import format_amount
 from gpu.quote.request import QuoteInputError
 from gpu.quote.service import QuoteService
 from infra.i18n import Lang, Phrase
+from rag.answering.prompt import Turn
 from rag.context import is_definition_question
-from rag.prompt import Turn, detect_lang
+from rag.language import detect_lang
 from rag.text import is_russian_word
 
 log = logging.getLogger(__name__)

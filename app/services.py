@@ -28,12 +28,12 @@ from infra.datafile import DataFile
 from infra.db import create_engine, dispose_engine
 from infra.settings import Settings, SettingsError
 from models import build_backend
-from rag.answer import Answerer, build_answerer
-from rag.conversation import build_conversation_store
-from rag.dense import Embedder, EmbedderError, embedder_for
+from rag.answering.answerer import Answerer, build_answerer
+from rag.answering.conversation import build_conversation_store
 from rag.glossary import Glossary, glossary_file
-from rag.reload import GlossaryReloader
-from rag.retriever import HybridRetriever, build_retriever
+from rag.retrieval.dense import Embedder, EmbedderError, embedder_for
+from rag.retrieval.reload import GlossaryReloader
+from rag.retrieval.retriever import HybridRetriever, build_retriever
 from rag.rules import RuleBook
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class Services:
 
     async def follow_glossary(self) -> None:
         """Runs until cancelled: glossary edits and `anchorgpu ingest` runs reach this process's answers
-        within RAG_RELOAD_INTERVAL_S (see :mod:`rag.reload`). Returns at once when that is 0."""
+        within RAG_RELOAD_INTERVAL_S (see :mod:`rag.retrieval.reload`). Returns at once when that is 0."""
         await self.ensure_answerer()
         if self.reloader is not None and self.reloader.interval_s > 0:
             await self.reloader.run_forever()

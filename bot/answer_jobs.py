@@ -11,7 +11,7 @@ A sweeper (:class:`bot.answer_recovery.AnswerJobSweeper`, one replica at a time 
 ``ANSWER_JOB_STALE_S`` with ``UPDATE … SET owner = me WHERE id = … AND state = 'running' AND heartbeat_at <
 cutoff``: of two sweepers (or a sweeper and a
 redelivered update) exactly one UPDATE matches. The taker answers without the model
-(:meth:`rag.answer.Answerer.recover`: the glossary's own sentences, marked as recovered), in the place the
+(:meth:`rag.answering.answerer.Answerer.recover`: the glossary's own sentences, marked as recovered), in the place the
 dead replica's placeholder was (it is recorded with each heartbeat), and marks the row done.
 
 Exactly one answer per job: an owner whose row was taken over (it stalled past the stale time) sees that

@@ -22,8 +22,8 @@ from bot.streaming import send_html, with_retry_after
 from bot.ui.keyboards import feedback_keyboard
 from infra.i18n import t
 from infra.markup import HTML, escape
-from rag.answer import Answer, Answerer
-from rag.retriever import HybridRetriever
+from rag.answering.answerer import Answer, Answerer
+from rag.retrieval.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 from app.gaps.log import FeedbackStore, nearest_entries, recorded_answer
-from rag.answer import Answer
-from rag.retriever import HybridRetriever
+from rag.answering.answerer import Answer
+from rag.retrieval.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)
 

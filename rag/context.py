@@ -4,7 +4,7 @@
 * When retrieval is sure, the context is the first concept's entries alone (:func:`focus`): a small model
   given distractors next to the right entry often copies a distractor.
 * A definition question ("что такое X", "what is X") and a comparison ("чем X отличается от Y", "X vs Y") are
-  answered with the glossary's own sentences (:mod:`rag.extractive`), so they are recognised here.
+  answered with the glossary's own sentences (:mod:`rag.answering.extractive`), so they are recognised here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from rag.glossary import GlossaryEntry
-from rag.retriever import Hit, SearchResult
+from rag.retrieval.retriever import Hit, SearchResult
 from rag.text import compact
 
 # On the in-scope eval questions, every one whose runner-up concept scored under 0.6 of the first hit had
@@ -73,7 +73,7 @@ QuestionKind = Literal["definition", "comparison", "other"]
 
 
 class Retriever(Protocol):
-    """What answering needs of :class:`rag.retriever.HybridRetriever`."""
+    """What answering needs of :class:`rag.retrieval.retriever.HybridRetriever`."""
 
     def search(self, query: str, k: int = ...) -> SearchResult: ...
 

@@ -23,9 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rag.dense import EmbedderError, get_embedder
     from rag.glossary import GlossaryError, load_glossary
-    from rag.index import IndexStoreError, open_index
+    from rag.retrieval.dense import EmbedderError, get_embedder
+    from rag.retrieval.index import IndexStoreError, open_index
 
     settings = get_settings()
     rag = settings.rag

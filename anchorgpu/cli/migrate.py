@@ -21,7 +21,7 @@ from infra.settings import get_settings
 
 # every module that declares tables on infra.db.Base: the models autogenerate and the drift test compare
 MODEL_MODULES = (
-    "rag.conversation",
+    "rag.answering.conversation",
     "gpu.quote.store",
     "gpu.placements.store",
     "gpu.placements.reminders",

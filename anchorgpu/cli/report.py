@@ -51,7 +51,7 @@ async def _report(since: datetime | None, threshold: float | None, export: bool)
     from infra.db import create_engine, dispose_engine
     from infra.migrate import migrate
     from infra.settings import get_settings
-    from rag.dense import embedder_for
+    from rag.retrieval.dense import embedder_for
 
     settings = get_settings()
     engine = create_engine(settings.db.url)

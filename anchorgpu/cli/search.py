@@ -52,10 +52,10 @@ def _table(payload: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rag.dense import EmbedderError
     from rag.glossary import GlossaryError
-    from rag.index import IndexStoreError
-    from rag.retriever import build_retriever
+    from rag.retrieval.dense import EmbedderError
+    from rag.retrieval.index import IndexStoreError
+    from rag.retrieval.retriever import build_retriever
 
     question = " ".join(args.question).strip()
     if not question:

@@ -20,7 +20,7 @@ import numpy as np
 import yaml
 
 from app.gaps.log import FALLBACK_STATUSES, FeedbackStore, Gap
-from rag.dense import Embedder
+from rag.retrieval.dense import Embedder
 
 DEFAULT_THRESHOLD = 0.88
 CLUSTER_KINDS = ("unanswered", "downvoted", "fallback")

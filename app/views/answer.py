@@ -7,7 +7,7 @@ from pathlib import PurePath
 
 from infra.i18n import Lang, has, t
 from infra.markup import PLAIN, Markup
-from rag.answer import Answer
+from rag.answering.answerer import Answer
 from rag.glossary import GlossaryEntry
 from rag.rules import Caveat
 

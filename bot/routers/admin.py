@@ -24,7 +24,7 @@ from bot.streaming import reply_html, reply_parameters, target_of
 from infra.i18n import Lang, t
 from infra.markup import escape
 from infra.settings import Settings
-from rag.dense import Embedder, embedder_for
+from rag.retrieval.dense import Embedder, embedder_for
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)

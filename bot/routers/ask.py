@@ -44,10 +44,10 @@ from bot.ui.keyboards import feedback_keyboard, stop_keyboard
 from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
-from rag.answer import NO_MODEL, Answer, Answerer, Delta, Done, Generating, Queued
-from rag.conversation import conversation_key
-from rag.prompt import Turn
-from rag.retriever import HybridRetriever
+from rag.answering.answerer import NO_MODEL, Answer, Answerer, Delta, Done, Generating, Queued
+from rag.answering.conversation import conversation_key
+from rag.answering.prompt import Turn
+from rag.retrieval.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)

@@ -37,7 +37,7 @@ from gpu.quote.request import QuoteInputError
 from gpu.quote.service import QuoteService
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
-from rag.answer import Answerer
+from rag.answering.answerer import Answerer
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)

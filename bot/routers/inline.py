@@ -15,7 +15,7 @@ from infra.i18n import Lang
 from infra.lru import LRUCache
 from infra.markup import HTML
 from rag.glossary import GlossaryEntry
-from rag.retriever import Hit, HybridRetriever
+from rag.retrieval.retriever import Hit, HybridRetriever
 
 router = Router(name=__name__)
 MAX_RESULTS = 10
@@ -39,7 +39,7 @@ def cards(hits: list[Hit] | list[GlossaryEntry], lang: Lang) -> list[InlineQuery
 
 
 # Recent inline answers by glossary version, query and language: people type and retype the same few terms,
-# so a repeat skips retrieval and rendering. The glossary changes while the bot runs (rag.reload), and an
+# so a repeat skips retrieval and rendering. The glossary changes while the bot runs (rag.retrieval.reload), and an
 # edited entry must show its new text at once: a reload gives the served glossary a new version, so the
 # cards of the old one are never found again (they age out of the LRU).
 CARDS: LRUCache[tuple[int, str, Lang], list[InlineQueryResultUnion]] = LRUCache(512)

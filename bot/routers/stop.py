@@ -18,7 +18,7 @@ from bot.streaming import reply_html
 from bot.ui.callbacks import StopAnswer
 from infra.i18n import Lang, t
 from infra.markup import escape
-from rag.answer import Answerer
+from rag.answering.answerer import Answerer
 
 router = Router(name=__name__)
 

@@ -1,6 +1,6 @@
 """/new: start a fresh conversation; in private chats with topics (Bot API 9.3/9.4), one topic per conversation.
 
-A conversation is keyed by (chat, topic) (:func:`rag.conversation.conversation_key`, topic from
+A conversation is keyed by (chat, topic) (:func:`rag.answering.conversation.conversation_key`, topic from
 :func:`bot.filters.thread_of`), so two topics of one private chat keep separate histories, like two forum
 topics in a group. ``/new`` forgets the history of the conversation it is sent in. Sent in a private chat
 with a topic-mode bot outside any topic, it also opens a new topic (``createForumTopic`` with the user's id)
@@ -21,8 +21,8 @@ from bot.filters import thread_of
 from bot.streaming import reply_html
 from infra.i18n import Lang, t
 from infra.markup import escape
-from rag.answer import Answerer
-from rag.conversation import conversation_key
+from rag.answering.answerer import Answerer
+from rag.answering.conversation import conversation_key
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)

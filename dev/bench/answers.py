@@ -81,9 +81,9 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     from infra.migrate import migrate
     from infra.settings import LLMSettings
     from models import build_backend
-    from rag.answer import Answerer, build_answerer
-    from rag.conversation import SQLConversationStore
-    from rag.retriever import build_retriever
+    from rag.answering.answerer import Answerer, build_answerer
+    from rag.answering.conversation import SQLConversationStore
+    from rag.retrieval.retriever import build_retriever
 
     settings = get_settings()
     default_mode = settings.llm.answer_mode
@@ -228,7 +228,8 @@ async def _first_tokens_before(settings: Any, answerer: Any, generated: list[tup
     order (each prompt evaluated after the one before it, as in the run)."""
     from models import build_backend
     from models.base import GenerationParams, TextDelta
-    from rag.prompt import build_messages, detect_lang
+    from rag.answering.prompt import build_messages
+    from rag.language import detect_lang
 
     backend = build_backend(settings.llm.model_copy(update={"prompt_cache_mb": 0}))
     await backend.load()
@@ -261,8 +262,8 @@ class CatalogSource:
 def _other_embedder(settings: Any, spec: str, items: list[Any], index_dir: Path) -> dict[str, Any]:
     """Retrieval figures with another embedder, its index built in ``index_dir`` (the service's is keyed on
     its own embedder, and building another there would replace it)."""
-    from rag.dense import EmbedderError
-    from rag.retriever import build_retriever
+    from rag.retrieval.dense import EmbedderError
+    from rag.retrieval.retriever import build_retriever
 
     rag = settings.rag.model_copy(update={"embedding_model": spec, "chroma_path": index_dir, "chroma_url": None})
     try:

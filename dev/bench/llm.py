@@ -74,7 +74,7 @@ async def _raw_run(llama: Any, messages: list[dict[str, str]], max_tokens: int) 
 
 
 async def _pipeline_run(answerer: Any, question: str) -> dict[str, Any]:
-    from rag.answer import Delta, Done
+    from rag.answering.answerer import Delta, Done
 
     start = time.perf_counter()
     first = last = 0.0
@@ -93,8 +93,8 @@ async def _pipeline_run(answerer: Any, question: str) -> dict[str, Any]:
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     from models.llama_backend import LlamaCppBackend
-    from rag.answer import Answerer
-    from rag.retriever import build_retriever
+    from rag.answering.answerer import Answerer
+    from rag.retrieval.retriever import build_retriever
 
     settings = get_settings()
     model_path = args.model or settings.llm.model_path
@@ -132,7 +132,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
 
 async def _decode_section(args: argparse.Namespace, backend: Any, pipeline: Any) -> dict[str, Any]:
     """The same messages and budget, raw llama-cpp-python vs the pipeline, alternating, cold cache."""
-    from rag.prompt import build_messages, detect_lang
+    from rag.answering.prompt import build_messages
+    from rag.language import detect_lang
 
     entries = await pipeline.retrieve(FIXED_QUESTION, [])
     assert entries, "the fixed question must be in scope"
@@ -179,7 +180,7 @@ async def _prefix_section(args: argparse.Namespace, backend: Any, prefix: Any) -
 
 async def _queue_section(args: argparse.Namespace, queued: Any, questions: list[str]) -> dict[str, Any]:
     """Concurrent askers (one user each) through the one context."""
-    from rag.answer import Done
+    from rag.answering.answerer import Done
 
     positions: list[int] = []
 
@@ -212,8 +213,8 @@ async def _queue_section(args: argparse.Namespace, queued: Any, questions: list[
 async def _citation_section(args: argparse.Namespace, cite: Any, eval_set: Any, max_tokens: int,
                             ) -> dict[str, Any]:
     """Eval questions answered: correct-citation rate, the model's own brackets, out-of-scope refusals."""
-    from rag.answer import Delta, Done
-    from rag.citations import CITATION
+    from rag.answering.answerer import Delta, Done
+    from rag.verification.citations import CITATION
 
     sample = eval_set.in_scope[: args.citations]
     correct = model_correct = outside = answered = 0

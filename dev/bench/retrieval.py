@@ -72,7 +72,7 @@ WEIGHT_GRID = {"names": (0.5, 1.0, 1.5, 2.0, 3.0), "bm25": (0.5, 1.0), "dense": 
 
 
 def _gate_doc(thresholds: Any, in_scope: list[Any], out_of_scope: list[Any]) -> dict[str, Any]:
-    from rag.gate import calibrate
+    from rag.retrieval.gate import calibrate
 
     calibrated = calibrate(in_scope, out_of_scope)
     folds = []
@@ -113,11 +113,11 @@ def _fusion_grid(retriever: Any, eval_set: Any) -> dict[str, Any]:
 
 def _real_glossary(args: argparse.Namespace, spec: str) -> tuple[dict[str, Any], Any, Any]:
     from dev.eval.retrieval import evaluate, load_eval_set
-    from rag.dense import embedder_for
     from rag.glossary import load_glossary
-    from rag.index import load_vectors, open_client, sync_index
-    from rag.lexical import Bm25Index, NameIndex
-    from rag.retriever import HybridRetriever, compound_parts
+    from rag.retrieval.dense import embedder_for
+    from rag.retrieval.index import load_vectors, open_client, sync_index
+    from rag.retrieval.lexical import Bm25Index, NameIndex
+    from rag.retrieval.retriever import HybridRetriever, compound_parts
 
     settings = get_settings()
     rag = settings.rag.model_copy(update={"embedding_model": spec})
@@ -222,7 +222,7 @@ def _scaling(retriever: Any, eval_set: Any, sizes: list[int], hnsw: bool) -> lis
 
 
 def _hnsw_collection(entries: list[Any], vectors: Any, tmp: Path) -> Any:
-    from rag.index import open_client
+    from rag.retrieval.index import open_client
 
     client = open_client(RAGSettings(chroma_path=tmp / str(len(entries)), chroma_url=None))
     collection = client.create_collection("scale", metadata={"hnsw:space": "cosine"}, embedding_function=None)
@@ -238,7 +238,7 @@ def _scale_one(retriever: Any, eval_set: Any, query_vectors: dict[str, Any], siz
     import numpy as np
 
     from dev.eval.retrieval import evaluate
-    from rag.retriever import BRUTE_FORCE_MAX, HybridRetriever
+    from rag.retrieval.retriever import BRUTE_FORCE_MAX, HybridRetriever
 
     entries = _synthetic_entries(retriever.entries, max(size, len(retriever.entries)), seed=size)
     rng = np.random.default_rng(size)

@@ -3,7 +3,7 @@
 Every sentence of every glossary entry (and of its current English rendering) is mutated the way a small
 model gets it wrong (:mod:`dev.eval.mutants`: comparatives turned over, negations flipped, figures changed, a
 sibling concept named, Latin names swapped, degenerate sentences) and kept faithful (verbatim, reordered,
-shortened, named). Each mutant is given to :class:`rag.verification.SentenceVerifier` as the small model's
+shortened, named). Each mutant is given to :class:`rag.verification.sentences.SentenceVerifier` as the small model's
 sentence would be: citing its entry as ``[1]``, that entry alone in the context, the question «что такое X?» /
 "what is X?", the answer language the mutant's, and the whole glossary known (as the answer service runs it;
 ``--context-only``: the cited entry alone, as most unit tests call it).
@@ -31,7 +31,7 @@ from typing import Any
 from anchorgpu.cli._common import print_json
 from dev.eval.mutants import FAITHFUL_CLASSES, PARTS, WRONG_CLASSES, Mutant, all_mutants, cited, part_of, question_for
 from rag.glossary import GlossaryEntry
-from rag.verification import SentenceVerifier
+from rag.verification.sentences import SentenceVerifier
 
 # the issue's targets, on the held-out part: reported next to what the verifier achieves
 TARGET_REJECTED = 0.995  # of the wrong mutants, in every class
@@ -186,7 +186,7 @@ def measure(glossary: Sequence[GlossaryEntry], renderings: Mapping[str, str], me
 def current_renderings(glossary: Sequence[GlossaryEntry], data_dir: Path) -> dict[str, str]:
     """Entry id → its English rendering, where the rendering was made from the entry's current text (the
     answer service shows no other)."""
-    from rag.renderings import RENDERINGS_FILE, RenderingsError, load_renderings, source_sha
+    from rag.verification.renderings import RENDERINGS_FILE, RenderingsError, load_renderings, source_sha
 
     try:
         renderings = load_renderings(data_dir / RENDERINGS_FILE)

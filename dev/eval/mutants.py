@@ -1,9 +1,10 @@
 """Mutation testing of the answer verifier: the wrong sentences a small model writes, made from the glossary.
 
-The small answer model writes sentences that cite glossary entries; :mod:`rag.verification` must reject the
-wrong ones and keep the faithful ones. Hand-written cases (tests/rag/test_verification.py) cover what the model
-has already written; this module writes, from every sentence of every entry (and of its curated English
-rendering), the mistakes such a model makes, class by class, so the verifier can be measured on all of them:
+The small answer model writes sentences that cite glossary entries; :mod:`rag.verification.sentences` must
+reject the wrong ones and keep the faithful ones. Hand-written cases (tests/rag/verification/test_verification.py)
+cover what the model has already written; this module writes, from every sentence of every entry (and of its
+curated English rendering), the mistakes such a model makes, class by class, so the verifier can be measured
+on all of them:
 
 * wrong: ``comparative_swap`` (больше → меньше, faster → slower), ``negation_flip`` (a «не» / "not" added or
   removed), ``number_change`` (a figure ×2 or +1, another unit, another catalog GPU's memory), ``sibling_swap``
@@ -29,7 +30,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from rag.glossary import GlossaryEntry
-from rag.prompt import Lang
+from rag.language import Lang
 from rag.text import STOPWORDS, lemma
 
 Part = Literal["tune", "heldout"]

@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 
 from infra.stats import percentile
-from rag.gate import GateEvidence, GateThresholds
-from rag.retriever import METHODS, HybridRetriever
+from rag.retrieval.gate import GateEvidence, GateThresholds
+from rag.retrieval.retriever import METHODS, HybridRetriever
 
 EVAL_FILE = Path(__file__).resolve().parents[2] / "tests" / "eval" / "questions.yaml"
 

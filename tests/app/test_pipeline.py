@@ -19,7 +19,7 @@ from app.reply import (
     SmallTalkReply,
 )
 from app.views.reply import render_text, reply_json
-from rag.prompt import Turn
+from rag.answering.prompt import Turn
 from tests.app.support import build_pipeline
 
 

@@ -21,7 +21,7 @@ from dev.telegram_stub import parse_html
 from infra.i18n import Lang, has
 from infra.markup import HTML, PLAIN, Markup
 from infra.settings import REPO_ROOT
-from rag.answer import Answer
+from rag.answering.answerer import Answer
 from rag.glossary import glossary_file
 from rag.rules import RuleBook
 from tests.app.support import build_pipeline

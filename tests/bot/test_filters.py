@@ -8,7 +8,7 @@ import pytest
 from aiogram.types import Message
 
 from bot.filters import addressed_question, thread_of
-from rag.conversation import conversation_key
+from rag.answering.conversation import conversation_key
 
 BOT_ID = 7000000001
 USERNAME = "anchorgpu_test_bot"

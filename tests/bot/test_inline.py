@@ -16,8 +16,8 @@ from aiogram.types import InlineQuery
 from bot.routers.inline import on_inline
 from dev.telegram_stub import TelegramStub, parse_html
 from rag.glossary import glossary_file
-from rag.reload import GlossaryReloader
-from rag.retriever import HybridRetriever
+from rag.retrieval.reload import GlossaryReloader
+from rag.retrieval.retriever import HybridRetriever
 from tests.conftest import DATA_DIR
 from tests.rag.support import rag_settings
 

@@ -25,7 +25,7 @@ from bot.routers.quote import QuoteFlow
 from infra.db import create_engine
 from infra.migrate import migrate
 from infra.settings import DataSettings, DBSettings, Settings
-from rag.conversation import RedisConversationStore
+from rag.answering.conversation import RedisConversationStore
 from tests.faults.saboteurs import REDIS_SERVER, PrivateRedis
 
 pytestmark = pytest.mark.skipif(not Path(REDIS_SERVER).exists(), reason="needs /usr/bin/redis-server")
@@ -157,7 +157,7 @@ async def test_history_is_skipped_while_redis_is_down(redis_server: PrivateRedis
         await store.append(key, "what is HBM?", "stacked memory")
         assert [turn.text for turn in await store.history(key)] == ["what is HBM?", "stacked memory"]
         redis_server.kill()
-        with caplog.at_level(logging.WARNING, logger="rag.conversation"):
+        with caplog.at_level(logging.WARNING, logger="rag.answering.conversation"):
             assert await store.history(key) == []  # the question is answered without context
             await store.append(key, "and HBM3?", "newer")  # not kept, not raised
             await asyncio.sleep(RETRY_S * 2)

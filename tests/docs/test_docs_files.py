@@ -99,6 +99,6 @@ def test_the_readme_lists_every_benchmark() -> None:
 
 
 def test_the_path_finder_catches_a_stale_path() -> None:
-    text = "see `anchorgpu/db.py`, bot/routers/prices.py, `no_such_file.yaml` and rag/alignment.py"
+    text = "see `anchorgpu/db.py`, bot/routers/prices.py, `no_such_file.yaml` and rag/verification/alignment.py"
     assert missing(text) == ["anchorgpu/db.py", "bot/routers/prices.py", "no_such_file.yaml"]
     assert named_paths("https://example.com/docs/x.md and /app/var and `.venv/bin/ruff`") == set()

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from app.pipeline import ReplyPipeline
-from rag.retriever import HybridRetriever
+from rag.retrieval.retriever import HybridRetriever
 from tests.app.support import build_pipeline
 from tests.rag.support import shared_retriever
 

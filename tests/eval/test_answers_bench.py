@@ -61,8 +61,8 @@ async def test_the_baseline_times_each_prompt_as_it_was_streamed_before(monkeypa
     import models
     from dev.bench.answers import _first_tokens_before
     from infra.settings import LLMSettings, Settings
-    from rag.answer import Answerer
-    from rag.prompt import Turn
+    from rag.answering.answerer import Answerer
+    from rag.answering.prompt import Turn
     from tests.rag.support import shared_retriever
 
     built = []

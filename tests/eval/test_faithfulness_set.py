@@ -250,7 +250,7 @@ def test_known_failure_is_flagged_and_its_correct_answer_passes(
     assert right.yes_no_correct is not False
 
 
-# What the shipped small model (qwen2.5-coder-0.5b q4_k_m, through rag.answer.Answerer) really answered on
+# What the shipped small model (qwen2.5-coder-0.5b q4_k_m, through rag.answering.answerer.Answerer) really answered on
 # 2026-12-01, with the entries it was given: (item, answer, sources, contradicted, answered).
 RECORDED = [
     ("ru-rental-stop-week", "Да, можно остановить аренду и не платить за оставшуюся неделю. Цены на GPU и "

@@ -13,7 +13,7 @@ from collections import Counter
 from dev.eval.retrieval import EvalSet, evaluate, load_eval_set
 from infra.settings import REPO_ROOT
 from rag.glossary import load_glossary
-from rag.retriever import HybridRetriever
+from rag.retrieval.retriever import HybridRetriever
 from tests.rag.support import MINILM, shared_retriever
 
 

@@ -18,7 +18,8 @@ from typing import Literal
 from aiohttp import web
 
 LLMMode = Literal["ok", "hang", "error500", "garbage", "drop", "slow"]
-# the entry's own words (its rendering): the verifier shows only a sentence that restates one (rag.alignment)
+# the entry's own words (its rendering): the verifier shows only a sentence that restates one
+# (rag.verification.alignment)
 OK_ANSWER = ("HBM is a type of GPU memory with vertically stacked chips [1].",)
 
 

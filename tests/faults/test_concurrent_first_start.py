@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from infra.settings import REPO_ROOT, RAGSettings
-from rag.dense import get_embedder
 from rag.glossary import load_glossary
-from rag.index import IndexStoreError, folder_lock, index_version, open_index
+from rag.retrieval.dense import get_embedder
+from rag.retrieval.index import IndexStoreError, folder_lock, index_version, open_index
 from tests.rag.support import concurrent_searches
 
 QUESTION = "what is a KV cache"

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from dev.telegram_stub import TelegramStub
-from rag.prompt import SYSTEM_RULES
+from rag.answering.prompt import SYSTEM_RULES
 from tests.conftest import REPO_ROOT, TEST_TOKEN, BotProcess, bot_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

@@ -24,7 +24,7 @@ from infra.migrate import (
     migrate,
     schema_differences,
 )
-from rag.conversation import ConversationTurnRow, SQLConversationStore
+from rag.answering.conversation import ConversationTurnRow, SQLConversationStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # a replica: imports done, it waits for the go file, so that the two migrate at the same moment

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.retriever import HybridRetriever
+from rag.retrieval.retriever import HybridRetriever
 from tests.rag.support import shared_retriever
 
 

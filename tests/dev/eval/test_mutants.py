@@ -32,7 +32,7 @@ from dev.eval.mutants import (
     split_entries,
 )
 from rag.glossary import GlossaryEntry, load_glossary
-from rag.renderings import RENDERINGS_FILE, load_renderings, source_sha
+from rag.verification.renderings import RENDERINGS_FILE, load_renderings, source_sha
 from tests.conftest import DATA_DIR
 
 GLOSSARY = load_glossary(DATA_DIR)

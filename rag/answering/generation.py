@@ -1,6 +1,6 @@
 """One generation: wait for a slot in the LLM queue, stream the model's text, stop when asked.
 
-The model's text is raw here; nothing of it is shown before :mod:`rag.verification` has passed it. Closing
+The model's text is raw here; nothing of it is shown before :mod:`rag.verification.sentences` has passed it. Closing
 the event stream early (the user pressed stop, the consumer went away) cancels the generation: the model
 stops computing and the queue slot is freed.
 """

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from rag.context import Comparison
 from rag.glossary import GlossaryEntry
 from rag.text import content_lemmas, words
-from rag.verification import SENTENCE_END
+from rag.verification.sentences import SENTENCE_END
 
 MAX_SENTENCES = 3  # of one entry, for a question that is not a definition
 WHOLE_CATEGORIES = frozenset({"rental"})  # the company's rules: quoted whole

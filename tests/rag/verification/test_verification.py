@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from rag.glossary import GlossaryEntry, load_glossary
-from rag.prompt import Lang
-from rag.renderings import RENDERINGS_FILE, load_renderings, source_sha
-from rag.verification import SentenceStream, SentenceVerifier, is_yes_no_question, same_root
+from rag.language import Lang
+from rag.verification.renderings import RENDERINGS_FILE, load_renderings, source_sha
+from rag.verification.sentences import SentenceStream, SentenceVerifier, is_yes_no_question, same_root
 from tests.conftest import DATA_DIR
 
 GLOSSARY = load_glossary(DATA_DIR)
@@ -187,7 +187,7 @@ GLOSSARY_CASES = [
     (("000-checkpoint",), "как сохранить прогресс обучения, чтобы потом продолжить?",
      "Чекпоинт — сохранённое состояние модели и оптимизатора в определённый момент обучения [1].", None),
     # true, but in words of its own ("similar" for the rendering's "analogous"): a sentence is shown only in
-    # its source's words (rag.alignment), and the entry is quoted instead
+    # its source's words (rag.verification.alignment), and the entry is quoted instead
     (("000-fsdp",), "what is FSDP similar to?", "FSDP is a PyTorch implementation similar to ZeRO-3 [1].",
      "unsupported"),
     (("000-fsdp",), "what is FSDP similar to?", "FSDP is a PyTorch implementation, analogous to ZeRO-3 [1].", None),

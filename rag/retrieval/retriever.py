@@ -18,11 +18,11 @@ import numpy as np
 
 from infra.lru import LRUCache
 from infra.settings import Settings
-from rag.dense import Embedder, embedder_for
-from rag.gate import E5_THRESHOLDS, MINILM_THRESHOLDS, GateEvidence, GateThresholds
 from rag.glossary import GlossaryEntry, load_glossary
-from rag.index import SyncReport, open_index
-from rag.lexical import Bm25Index, NameIndex, Ranked, top_k_cosine
+from rag.retrieval.dense import Embedder, embedder_for
+from rag.retrieval.gate import E5_THRESHOLDS, MINILM_THRESHOLDS, GateEvidence, GateThresholds
+from rag.retrieval.index import SyncReport, open_index
+from rag.retrieval.lexical import Bm25Index, NameIndex, Ranked, top_k_cosine
 from rag.text import (
     MAX_QUERY_CHARS,
     has_meaningful_text,

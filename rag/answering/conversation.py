@@ -22,7 +22,7 @@ from infra.migrate import migrate
 from infra.redis_conn import REDIS_DOWN_ERRORS, Outage, fail_fast_redis
 from infra.settings import Settings
 from models.base import estimate_tokens
-from rag.prompt import Turn
+from rag.answering.prompt import Turn
 
 TokenCounter = Callable[[str], int]
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.alignment import align, read
+from rag.verification.alignment import align, read
 
 SOURCE_RU = "Параллельная вычислительная платформа NVIDIA для программирования GPU, стандарт в ML."
 SOURCE_EN = "A larger batch can increase computational efficiency, but requires more memory."

@@ -5,7 +5,7 @@ a negated rule ("you can stop and not pay"), an inverted comparison ("a smaller 
 or an invented figure ("the H100 has 16 GB") all share the cited entry's words. So each sentence must pass
 every check, or it is never shown — not in a draft, not in an edit, not in the final message:
 
-* **alignment** (:mod:`rag.alignment`) — the sentence restates one sentence of a context entry (its
+* **alignment** (:mod:`rag.verification.alignment`) — the sentence restates one sentence of a context entry (its
   Russian text or its curated English rendering): every content word, figure and unit is that sentence's,
   no word more often, each under the same negation, each term in its place. A sentence citing the wrong
   number is attributed to the entry it restates; one that restates none is not shown;
@@ -34,12 +34,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rag.alignment import SENTENCE_JOIN, align, same_root
-from rag.citations import CITATION, strip_citations, verify_citations
 from rag.glossary import GlossaryEntry
-from rag.mentions import ConceptNames, concept_names
-from rag.prompt import Lang, prevailing_lang
+from rag.language import Lang, prevailing_lang
 from rag.text import compact, content_lemmas
+from rag.verification.alignment import SENTENCE_JOIN, align, same_root
+from rag.verification.citations import CITATION, strip_citations, verify_citations
+from rag.verification.mentions import ConceptNames, concept_names
 
 MIN_SUPPORT = 0.25  # what a sentence adds to the question: at least this share of it is the entry's
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?!\[)|\n+")
@@ -183,7 +183,7 @@ class SentenceVerifier:
         return SentenceCheck(body, cited, reason)
 
     def _aligned(self, body: str, numbers: Sequence[int]) -> tuple[tuple[int, ...], Reason | None]:
-        """The entry whose one sentence the sentence restates (:mod:`rag.alignment`): a cited entry first,
+        """The entry whose one sentence the sentence restates (:mod:`rag.verification.alignment`): a cited entry first,
         else another of the context (the small model misnumbers citations); or why none does."""
         cited = [n for n in dict.fromkeys(numbers) if 1 <= n <= len(self.entries)]
         others = [n for n in range(1, len(self.entries) + 1) if n not in cited]

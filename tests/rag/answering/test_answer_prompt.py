@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from rag.citations import CitationStreamFilter, renumber_citations, verify_citations
+from rag.answering.prompt import SYSTEM_RULES, Turn, build_messages, neutralise
 from rag.glossary import GlossaryEntry
-from rag.prompt import SYSTEM_RULES, Turn, build_messages, detect_lang, neutralise
-from rag.verification import SentenceVerifier
+from rag.language import detect_lang
+from rag.verification.citations import CitationStreamFilter, renumber_citations, verify_citations
+from rag.verification.sentences import SentenceVerifier
 
 
 def ground_citations(text: str, entries: list[GlossaryEntry], lang: str | None = None,
@@ -132,7 +133,7 @@ def test_citations_are_renumbered_to_match_the_sources_list() -> None:
 
 
 def test_native_rules_state_the_rules_in_russian_for_a_russian_answer() -> None:
-    from rag.prompt import SYSTEM_RULES, SYSTEM_RULES_RU
+    from rag.answering.prompt import SYSTEM_RULES, SYSTEM_RULES_RU
 
     default = build_messages("что такое NVLink?", [NVLINK], [], "ru")
     native = build_messages("что такое NVLink?", [NVLINK], [], "ru", native_rules=True)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from infra.settings import REPO_ROOT, RAGSettings
-from rag.dense import get_embedder
 from rag.glossary import load_glossary
-from rag.index import LEASE_SUFFIX, IndexStoreError, index_version, open_client, sync_index, sync_shared
+from rag.retrieval.dense import get_embedder
+from rag.retrieval.index import LEASE_SUFFIX, IndexStoreError, index_version, open_client, sync_index, sync_shared
 from tests.rag.support import concurrent_searches
 
 CHROMA = Path(sys.executable).parent / "chroma"

@@ -2,7 +2,7 @@
 
 Every `interval_s` the reloader asks one cheap question: did ``entries.yaml`` change (one ``stat()``
 through its :class:`~infra.datafile.DataFile` owner) into a glossary with another index version? If so
-it brings the index in line the usual way (:func:`rag.index.open_index`): one writer at a time, and the
+it brings the index in line the usual way (:func:`rag.retrieval.index.open_index`): one writer at a time, and the
 index version stamped on the collection means that when `anchorgpu ingest` or another replica has already
 embedded the new entries, this process only reads their vectors (a writer still busy is waited for).
 It then builds the new BM25, name and vector indexes beside the old ones and swaps them into the live
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from infra.datafile import DataFile
 from infra.settings import RAGSettings
 from rag.glossary import Glossary, GlossaryEntry
-from rag.index import index_version, open_index
-from rag.retriever import BRUTE_FORCE_MAX, GlossaryIndex, HybridRetriever
+from rag.retrieval.index import index_version, open_index
+from rag.retrieval.retriever import BRUTE_FORCE_MAX, GlossaryIndex, HybridRetriever
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.extractive import answering_quotes, definition_quotes
+from rag.answering.extractive import answering_quotes, definition_quotes
 from rag.glossary import GlossaryEntry
 
 

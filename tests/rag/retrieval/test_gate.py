@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from rag.gate import GateEvidence, GateThresholds, calibrate
+from rag.retrieval.gate import GateEvidence, GateThresholds, calibrate
 
 
 def test_any_strong_signal_is_enough() -> None:

@@ -37,7 +37,7 @@ class Embedder(Protocol):
     dimension: int
     # Similarities mean something for Russian as well as English text (see HybridRetriever.dense_trust).
     multilingual: bool
-    # The calibration family (fusion weights and gate thresholds in rag.retriever.PROFILES).
+    # The calibration family (fusion weights and gate thresholds in rag.retrieval.retriever.PROFILES).
     family: str
 
     @property

@@ -10,14 +10,14 @@ import pytest
 from infra.db import create_engine
 from infra.migrate import migrate
 from infra.settings import DBSettings, LLMSettings, Settings
-from rag.conversation import (
+from rag.answering.conversation import (
     ConversationStore,
     RedisConversationStore,
     SQLConversationStore,
     build_conversation_store,
     conversation_key,
 )
-from rag.prompt import Turn
+from rag.answering.prompt import Turn
 
 
 def words(n: int) -> str:

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from rag.dense import EmbedderError, get_embedder
+from rag.retrieval.dense import EmbedderError, get_embedder
 from tests.conftest import REPO_ROOT
 from tests.rag.support import MINILM, shared_chroma_dir, shared_retriever
 

@@ -50,8 +50,8 @@ from filelock import FileLock, Timeout
 
 from infra.files import write_atomically
 from infra.settings import RAGSettings
-from rag.dense import Embedder
 from rag.glossary import GlossaryEntry
+from rag.retrieval.dense import Embedder
 
 log = logging.getLogger(__name__)
 UPSERT_BATCH = 256

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rag.glossary import GlossaryEntry, load_glossary
-from rag.renderings import (
+from rag.verification.renderings import (
     RENDERINGS_FILE,
     Rendering,
     RenderingsError,

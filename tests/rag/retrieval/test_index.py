@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from infra.settings import REPO_ROOT, RAGSettings
-from rag.dense import get_embedder
 from rag.glossary import load_glossary
-from rag.index import SNAPSHOT_PREFIX, index_version, load_vectors, open_client, open_index, sync_index
+from rag.retrieval.dense import get_embedder
+from rag.retrieval.index import SNAPSHOT_PREFIX, index_version, load_vectors, open_client, open_index, sync_index
 from tests.rag.support import MINILM
 
 

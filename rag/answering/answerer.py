@@ -13,9 +13,9 @@ Async API for the fronts (Telegram bot, console chat, CLI)::
                 case Done(answer): ...              # final, authoritative: render answer.text + sources
     answerer.cancel(str(user_id))                    # /stop: a user id or a conversation key
 
-The pieces: :mod:`rag.context` (which entries, what kind of question), :mod:`rag.generation` (queue,
-streaming, cancellation), :mod:`rag.verification` (every sentence checked before it is shown),
-:mod:`rag.extractive` (the glossary's own sentences). How a question is answered:
+The pieces: :mod:`rag.context` (which entries, what kind of question), :mod:`rag.answering.generation` (queue,
+streaming, cancellation), :mod:`rag.verification.sentences` (every sentence checked before it is shown),
+:mod:`rag.answering.extractive` (the glossary's own sentences). How a question is answered:
 
 * out of scope: refused before the model (``status="out_of_scope"``);
 * a definition or a comparison: the glossary's sentences verbatim (``status="extractive"``): the
@@ -44,6 +44,10 @@ from infra.i18n import t
 from infra.settings import Settings
 from models.base import GenerationError, GenerationParams, LLMBackend, LLMUnavailableError
 from models.queue import QueueFullError, RequestQueue
+from rag.answering.conversation import ConversationStore
+from rag.answering.extractive import Quote, answering_quotes, comparison_quotes, definition_quotes
+from rag.answering.generation import GenerationResult, RawText, Waiting, generate
+from rag.answering.prompt import Turn, build_messages
 from rag.context import (
     Retriever,
     choose_context,
@@ -52,13 +56,12 @@ from rag.context import (
     looks_like_follow_up,
     resolve_comparison,
 )
-from rag.conversation import ConversationStore
-from rag.extractive import Quote, answering_quotes, comparison_quotes, definition_quotes
-from rag.generation import GenerationResult, RawText, Waiting, generate
 from rag.glossary import GlossaryEntry
-from rag.mentions import concept_names
-from rag.prompt import Lang, Turn, build_messages, detect_lang
-from rag.renderings import (
+from rag.language import Lang, detect_lang
+from rag.retrieval.retriever import SearchResult
+from rag.rules import Caveat
+from rag.verification.mentions import concept_names
+from rag.verification.renderings import (
     RENDERINGS_FILE,
     Rendering,
     RenderingsError,
@@ -66,9 +69,7 @@ from rag.renderings import (
     rendered_sentences,
     source_sha,
 )
-from rag.retriever import SearchResult
-from rag.rules import Caveat
-from rag.verification import SentenceCheck, SentenceStream, SentenceVerifier
+from rag.verification.sentences import SentenceCheck, SentenceStream, SentenceVerifier
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +176,7 @@ class Answerer:
         # False: the model writes nothing; every answer is the glossary's sentences that answer the question
         # (LLM_ANSWER_MODE=quote, the default for the bundled 0.5B model: see LLMSettings.answer_mode)
         self.generate = generate
-        self.renderings = dict(renderings or {})  # curated English of the entries (rag.renderings)
+        self.renderings = dict(renderings or {})  # curated English of the entries (rag.verification.renderings)
         self.caveats = caveats  # the disclaimers of the seeds an answer cites (rag.rules.RuleBook.caveats_for)
         self.backend = backend
         self.queue = queue or RequestQueue(parallel=backend.parallel if backend else 1)
@@ -280,7 +281,7 @@ class Answerer:
                      ) -> AsyncGenerator[AnswerEvent, None]:
         """Stream the events of one answer (see the module docstring).
 
-        ``conversation_key`` (see :func:`rag.conversation.conversation_key`) selects the history used for
+        ``conversation_key`` (see :func:`rag.answering.conversation.conversation_key`) selects the history used for
         follow-ups; None answers without history. ``user_key`` is the fairness unit in the queue and what
         :meth:`cancel` matches (defaults to the conversation). ``max_tokens`` overrides the answer budget.
         ``cancel_key`` names this one answer for :meth:`cancel` (a stop button under it), unlike the user's
@@ -432,7 +433,7 @@ class Answerer:
             return quote
         if " ".join(quote.text.split()) == " ".join(definition.split()):
             return Quote(quote.entry, rendering.en, original=quote.text)
-        # a few sentences of a long entry: the rendering is sentence by sentence (rag.renderings.check)
+        # a few sentences of a long entry: the rendering is sentence by sentence (rag.verification.renderings.check)
         english = rendered_sentences(quote.text, definition, rendering.en)
         return quote if english is None else Quote(quote.entry, english, original=quote.text)
 

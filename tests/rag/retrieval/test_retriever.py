@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag.glossary import GlossaryEntry
-from rag.lexical import NameIndex, Ranked
-from rag.retriever import PROFILES, HybridRetriever
+from rag.retrieval.lexical import NameIndex, Ranked
+from rag.retrieval.retriever import PROFILES, HybridRetriever
 from tests.rag.support import MINILM, shared_retriever
 
 

@@ -15,10 +15,10 @@ from models import build_backend
 from models.base import ChatMessage, GenerationParams, StreamChunk
 from models.llama_backend import LlamaCppBackend
 from models.queue import RequestQueue
-from rag.answer import Answer, Answerer, AnswerEvent, Delta, Done, Queued, build_answerer
+from rag.answering.answerer import Answer, Answerer, AnswerEvent, Delta, Done, Queued, build_answerer
+from rag.answering.prompt import Turn
 from rag.glossary import GlossaryEntry
-from rag.prompt import Turn
-from rag.retriever import HybridRetriever
+from rag.retrieval.retriever import HybridRetriever
 from tests.conftest import SMALL_MODEL
 
 
@@ -105,7 +105,8 @@ async def test_in_scope_answer_streams_and_is_grounded_or_falls_back(
         assert deltas, "the answer streams as it is generated"
         assert answer.grounded and answer.sources
         assert {s.id for s in answer.sources} <= {e.id for e in ENTRIES}
-    else:  # the 135M model restated no entry sentence (rag.alignment): the definitions verbatim, not grounded
+    else:  # the 135M model restated no entry sentence (rag.verification.alignment): the definitions verbatim,
+        # not grounded
         assert answer.status == "fallback" and not answer.grounded
         assert ENTRIES[1].definition in answer.text
     assert answer.to_json().keys() == {"answer", "grounded", "sources", "model", "ttft_s", "tokens", "caveats"}
@@ -231,7 +232,7 @@ async def test_follow_up_uses_the_stored_conversation_of_that_thread(
         retriever: HybridRetriever, tmp_path: Path) -> None:
     from infra.db import create_engine
     from infra.migrate import migrate
-    from rag.conversation import SQLConversationStore
+    from rag.answering.conversation import SQLConversationStore
 
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'c.db'}")
     store = SQLConversationStore(engine, max_tokens=500)
@@ -249,7 +250,7 @@ async def test_follow_up_uses_the_stored_conversation_of_that_thread(
 
 def test_focus_keeps_one_concept_only_when_retrieval_is_sure() -> None:
     from rag.context import FOCUS_MARGIN, focus
-    from rag.retriever import Hit
+    from rag.retrieval.retriever import Hit
 
     kv_a, kv_b = entry("kv-a", "KV cache", "a"), entry("kv-b", "KV-кэш", "b")
     kv_b = GlossaryEntry(**{**kv_b.__dict__, "concept": "kv-a"})  # another seed file's entry, same concept
@@ -264,7 +265,7 @@ def test_focus_keeps_one_concept_only_when_retrieval_is_sure() -> None:
 async def test_a_sure_question_gets_only_its_concept_in_the_context() -> None:
     from infra.settings import get_settings
     from rag.context import FOCUS_MARGIN
-    from rag.retriever import build_retriever
+    from rag.retrieval.retriever import build_retriever
 
     real = await asyncio.to_thread(build_retriever, get_settings())
     answerer = make_answerer(real, None)
@@ -344,7 +345,7 @@ async def test_a_retry_that_is_still_ungrounded_falls_back_to_the_definitions() 
 
 
 async def test_a_russian_answer_in_english_is_retried_under_russian_rules() -> None:
-    from rag.prompt import SYSTEM_RULES_RU
+    from rag.answering.prompt import SYSTEM_RULES_RU
 
     nvlink = entry("nvlink", "NVLink", "Высокоскоростная шина NVIDIA между GPU с пропускной способностью до 900 ГБ/с.",
                    "нвлинк")
@@ -368,7 +369,7 @@ async def test_a_russian_answer_in_english_is_retried_under_russian_rules() -> N
 
 async def test_a_question_that_names_one_concept_gets_only_that_concept() -> None:
     from infra.settings import get_settings
-    from rag.retriever import build_retriever
+    from rag.retrieval.retriever import build_retriever
 
     real = await asyncio.to_thread(build_retriever, get_settings())
     answerer = make_answerer(real, None)
@@ -389,7 +390,7 @@ async def test_a_question_that_names_one_concept_gets_only_that_concept() -> Non
 
 async def test_the_warm_up_evaluates_both_system_prompts_when_the_backend_caches_them(
         retriever: HybridRetriever) -> None:
-    from rag.prompt import build_messages
+    from rag.answering.prompt import build_messages
 
     cached = CountingBackend(SMALL_MODEL, n_ctx=2048, threads=2, prompt_cache_mb=64)
     plain = CountingBackend(SMALL_MODEL, n_ctx=2048, threads=2)
@@ -416,7 +417,7 @@ async def test_follow_ups_that_point_back_are_answered_with_the_glossarys_words(
     LoRA?" compares LoRA with QLoRA: both quoted, in the conversation's language, never generated."""
     from infra.db import create_engine
     from infra.migrate import migrate
-    from rag.conversation import SQLConversationStore
+    from rag.answering.conversation import SQLConversationStore
     from rag.glossary import load_glossary
     from tests.conftest import DATA_DIR
 

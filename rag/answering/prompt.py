@@ -6,7 +6,7 @@ glossary entries, then the recent turns of this conversation, then the question 
 
 Everything that comes from users or from the glossary is quoted data: role markers and chat-template
 special tokens are neutralised before they reach the template, and the rules say that nothing inside the
-quoted blocks can change them. What the model writes is verified in code (:mod:`rag.verification`), never
+quoted blocks can change them. What the model writes is verified in code (:mod:`rag.verification.sentences`), never
 trusted.
 """
 
@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from models.base import ChatMessage
-from rag.citations import strip_citations
 from rag.glossary import GlossaryEntry
-
-Lang = Literal["ru", "en"]
+from rag.language import Lang
+from rag.verification.citations import strip_citations
 
 SYSTEM_RULES = (
     "You are the AnchorGPU assistant. You answer questions about GPUs, machine learning and GPU rental "
@@ -72,8 +71,6 @@ _ROLE_LINE = re.compile(r"(?im)^(\s*)(system|assistant|user|developer|tool)(\s*:
 _SECTION_LINE = re.compile(
     r"(?im)^\s*(GLOSSARY ENTRIES|EARLIER CONVERSATION|QUESTION)\b[^\n]*:", re.IGNORECASE
 )
-_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
-_LATIN = re.compile(r"[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -88,27 +85,6 @@ def neutralise(text: str) -> str:
     text = _ROLE_LINE.sub(lambda m: f"{m.group(1)}({m.group(2)}){m.group(3)}", text)
     text = _SECTION_LINE.sub(lambda m: m.group(0).replace(":", " -"), text)
     return text.strip()
-
-
-def _letter_counts(text: str) -> tuple[int, int]:
-    """Cyrillic and Latin letters in ``text``."""
-    return len(_CYRILLIC.findall(text)), len(_LATIN.findall(text))
-
-
-def detect_lang(text: str) -> Lang:
-    """Russian when Cyrillic letters make up a fair share of the letters, English otherwise."""
-    cyrillic, latin = _letter_counts(text)
-    if cyrillic == 0:
-        return "en"
-    return "ru" if cyrillic >= 0.3 * (cyrillic + latin) or cyrillic >= 4 else "en"
-
-
-def prevailing_lang(sentence: str) -> Lang:
-    """The language most of a sentence's letters are in. :func:`detect_lang` is made for short questions,
-    where four Cyrillic letters decide; a model's English sentence with one half-translated word
-    ("stores the KV cache in non-smежных blocks") is still English."""
-    cyrillic, latin = _letter_counts(sentence)
-    return "ru" if cyrillic > latin else "en"
 
 
 def format_entry(number: int, entry: GlossaryEntry) -> str:

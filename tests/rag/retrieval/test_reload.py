@@ -1,4 +1,4 @@
-"""Glossary hot reload (rag.reload): a running retriever follows entries.yaml without a restart."""
+"""Glossary hot reload (rag.retrieval.reload): a running retriever follows entries.yaml without a restart."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from rag.glossary import glossary_file
-from rag.reload import GlossaryReloader
-from rag.retriever import build_retriever
+from rag.retrieval.reload import GlossaryReloader
+from rag.retrieval.retriever import build_retriever
 from tests.rag.support import rag_settings, shared_chroma_dir, shared_retriever
 
 NEW_ENTRY = {
@@ -27,7 +27,7 @@ def live(tmp_path: Path) -> tuple[GlossaryReloader, Path]:
     chroma = tmp_path / "chroma"
     shutil.copytree(shared_chroma_dir(), chroma)
     data = tmp_path / "data"
-    shutil.copytree(Path(__file__).resolve().parents[2] / "data", data)
+    shutil.copytree(Path(__file__).resolve().parents[3] / "data", data)
     settings = rag_settings(chroma)
     glossary = glossary_file(data)
     retriever = build_retriever(settings, glossary.get())

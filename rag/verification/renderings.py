@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag.glossary import GlossaryEntry
-from rag.verification import SENTENCE_END
+from rag.verification.sentences import SENTENCE_END
 
 RENDERINGS_FILE = Path("glossary") / "renderings_en.yaml"
 SHA_LENGTH = 12
@@ -253,7 +253,7 @@ FACT_CHECKS = (number_problem, unit_problem, latin_term_problem, negation_proble
 
 
 def sentences_of(text: str) -> list[str]:
-    """A text's sentences, as the answer quotes them (rag.verification.SENTENCE_END)."""
+    """A text's sentences, as the answer quotes them (rag.verification.sentences.SENTENCE_END)."""
     return [sentence.strip() for sentence in SENTENCE_END.split(text) if sentence.strip()]
 
 
