@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-import yaml
+from pydantic import BaseModel, ConfigDict, RootModel, model_validator
+
+from infra.yamlfile import Text, read_yaml, validate
 
 Lang = Literal["ru", "en"]
 LANGS: tuple[Lang, ...] = get_args(Lang)
@@ -27,21 +29,39 @@ class CatalogError(ValueError):
     """A message file is malformed: a key twice, a language missing, a value that is not text."""
 
 
+class _Texts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ru: str
+    en: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _both_languages(cls, texts: Any) -> Any:
+        if not isinstance(texts, dict) or set(texts) != set(LANGS):
+            raise ValueError(f"needs exactly the texts {', '.join(LANGS)}")
+        return texts
+
+
+_MessageFile = RootModel[dict[Text, _Texts]]
+
+
 def load_catalog(directory: Path = MESSAGES_DIR) -> dict[str, dict[Lang, str]]:
+    """Every ``*.yaml`` of ``directory``; a malformed file raises :class:`CatalogError` naming the file, the
+    line and the key."""
     catalog: dict[str, dict[Lang, str]] = {}
     origin: dict[str, str] = {}
     for path in sorted(directory.glob("*.yaml")):
-        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        if not isinstance(document, dict):
+        document = read_yaml(path, CatalogError, source=path.name)
+        if document.data is None:
+            continue
+        if not isinstance(document.data, dict):
             raise CatalogError(f"{path.name}: expected a mapping of keys to {{ru, en}}")
-        for key, texts in document.items():
+        for key, texts in validate(_MessageFile, document, CatalogError).root.items():
             if key in catalog:
-                raise CatalogError(f"{path.name}: '{key}' is already defined in {origin[key]}")
-            if not isinstance(texts, dict) or set(texts) != set(LANGS) or not all(
-                    isinstance(texts[lang], str) for lang in LANGS):
-                raise CatalogError(f"{path.name}: '{key}' needs exactly the texts {', '.join(LANGS)}")
-            catalog[str(key)] = {lang: texts[lang] for lang in LANGS}
-            origin[str(key)] = path.name
+                raise CatalogError(f"{document.where((key,))}: already defined in {origin[key]}")
+            catalog[key] = {"ru": texts.ru, "en": texts.en}
+            origin[key] = path.name
     return catalog
 
 

@@ -27,10 +27,13 @@ def test_every_key_formats_with_its_own_placeholders() -> None:
 def test_a_key_defined_twice_or_half_translated_is_refused(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("hello: {ru: Привет, en: Hi}\n", encoding="utf-8")
     (tmp_path / "b.yaml").write_text("hello: {ru: Здравствуйте, en: Hello}\n", encoding="utf-8")
-    with pytest.raises(CatalogError, match=r"already defined in a\.yaml"):
+    with pytest.raises(CatalogError, match=r"^b\.yaml, line 1: hello: already defined in a\.yaml$"):
         load_catalog(tmp_path)
-    (tmp_path / "b.yaml").write_text("bye: {ru: Пока}\n", encoding="utf-8")
-    with pytest.raises(CatalogError, match="needs exactly the texts ru, en"):
+    (tmp_path / "b.yaml").write_text("# farewells\nbye: {ru: Пока}\n", encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"^b\.yaml, line 2: bye: needs exactly the texts ru, en$"):
+        load_catalog(tmp_path)
+    (tmp_path / "b.yaml").write_text("bye:\n  ru: Пока\n  en: [Bye]\n", encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"^b\.yaml, line 3: bye\.en: Input should be a valid string$"):
         load_catalog(tmp_path)
 
 
