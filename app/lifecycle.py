@@ -22,7 +22,7 @@ from infra.markup import PLAIN, Markup
 from rag.rules import Caveat, RuleBook
 
 LifecycleTopic = Literal["extend", "stop", "start", "end_of_term", "reminders", "group", "list", "rent", "billing",
-                         "spot"]
+                         "spot", "resize"]
 # the topics that are how the product bills, not how a rental is managed: answered on the "rule" route
 BillingTopic = Literal["billing", "spot"]
 Front = Literal["chat", "console", "cli"]
@@ -41,6 +41,7 @@ TOPIC_RULES: dict[LifecycleTopic, tuple[str, ...]] = {
     "rent": (TERM_LENGTHS_RULE, STOP_RULE),
     "billing": (TERM_LENGTHS_RULE, STOP_RULE),
     "spot": (),
+    "resize": (STOP_RULE,),
 }
 
 _REMIND_HOURS = int(REMIND_BEFORE.total_seconds() // 3600)
@@ -67,6 +68,9 @@ TOPIC_FACTS: dict[LifecycleTopic, tuple[Phrase, ...]] = {
                 Phrase.of("quote_rule_term_paid_in_full"), Phrase.of("lifecycle_billing_no_refund_rule")),
     "spot": (Phrase.of("quote_rule_spot_interruptible"), Phrase.of("lifecycle_spot_where"),
              Phrase.of("quote_rule_started_hour")),
+    # a placement is the quote it was rented from (gpu/placements): its GPU and count never change
+    "resize": (Phrase.of("lifecycle_resize_fixed"), Phrase.of("lifecycle_resize_more"),
+               Phrase.of("lifecycle_resize_other_gpu")),
 }
 
 # the topics whose product rules are the price list's billing rules (its terms and their discount, the started
@@ -86,6 +90,7 @@ TOPIC_COMMANDS: dict[LifecycleTopic, tuple[str, ...]] = {
     "rent": (f"/quote {EXAMPLE_REQUEST}", f"/rent {EXAMPLE_REQUEST}", f'anchorgpu rent "{EXAMPLE_REQUEST}"'),
     "billing": ("/quote h100 x1 10 hours", f"/quote {EXAMPLE_REQUEST}"),
     "spot": ("/quote h100 x1 10 hours spot",),
+    "resize": (f"/quote {EXAMPLE_REQUEST}", "/placements"),
 }
 # where a command works: /quote and /placements in Telegram and the console chat alike; placement ids are
 # typed only in the console chat (Telegram acts through the buttons under /placements) and the CLI
@@ -115,6 +120,16 @@ RENTAL = _re(r"ар[еи]нд|сервер|сервак|размещени|ин�
              r"\bp-[a-z2-7]{4,}")
 # the paid period and its lengths
 PERIOD = _re(r"оплач|оплат|срок|период|недел|месяц|\bдн[яеи]|\bсут|\bterm\b|period|paid|\bweek|\bmonth|\bdays?\b")
+# more or other GPUs in a placement one has: "add 8 more to the same placement", «добавить ещё 4 карты к аренде»
+RESIZE = _re(r"\badd(ing)?\s+(\d+\s+|a\s+few\s+|some\s+|another\s+|an?\s+(second\s+|third\s+|extra\s+)?|extra\s+)?"
+             r"(more\s+)?(gpus?|cards?|nodes?|[ahl]\d+\w*)?\s*"
+             r"(more\s+)?(to|into)\s+(the\s+same|my|this|our|the|an?\s+existing|existing)\b|"
+             r"\bscale\s+(it\s+|my\s+\w+\s+)?(up|down)\b|\bupgrade\s+(my|the|this|our)\s+(rental|placement|instance|server)|"
+             r"\bresiz|\b(more|fewer)\s+(gpus?|cards?)\s+(to|in|on)\s+(my|the\s+same|this|an?\s+existing)\b|"
+             r"(добав|докуп|подключ)\w*\s+(ещ[её]\s+)?(\d+\s+|пар\w+\s+|одн\w+\s+)?(карт|gpu|гпу|видеокарт|видюх|h\d)|"
+             r"(увелич|уменьш|нарастит|измени)\w*\s+(количеств|числ)\w*\s+(карт|gpu|гпу|видеокарт)|"
+             r"(сменить|поменять|заменить|перейти\s+с)\s+\S+\s+(на|в)\s+\S+\s+(в|внутри)\s+(текущ|мо[еёй]|это[йм]|той\s+же)\w*|"
+             r"в\s+(то\s+же|тот\s+же|текущ\w+|мо[её]\w*)\s+(размещени|аренд)\w*\s+(добав|ещ[её])")
 EXTEND = _re(r"пр[оа]дл[еиёя]|пр[оа]лонг|докупи|доплатить\s+за\s+(ещ|ещ[её]\s+)?(недел|месяц|дн|сут)|"
              r"(добав|накин)\w*\s+(ещ[её]\s+)?(одн\w+\s+)?(недел|месяц|дн|сут)|"
              r"\bext[ae]?n?d\b|\bext[ae]nd|\bextension|\brenew|prolong|\badd\s+(another|one\s+more|a|an|more|\d+)\s+(weeks?|months?|days?)|"
@@ -222,6 +237,8 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
         return "group"
     if REMIND.search(text) and (rental or period or end or EXTEND.search(text)):
         return "reminders"
+    if RESIZE.search(text) and not other:  # «добавить ещё 4 карты к аренде» is not an extension
+        return "resize"
     if START_AGAIN.search(text) and not other:
         return "start"
     if EXTEND.search(text) and not other:

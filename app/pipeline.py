@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from app.followup import Refinement, opens_follow_up, reads_as_follow_up, refine_fit, refine_quote
 from app.intents import Intent, IntentClassifier, spec_fields_asked
 from app.lifecycle import BillingTopic, answer_lifecycle, billing_topic, lifecycle_topic
 from app.reply import (
@@ -75,6 +76,7 @@ SMALL_TALK_MIN_SCORE = 0.86
 OFF_TOPIC_MIN_SCORE = 0.82
 COMMON_DURATIONS: dict[Lang, tuple[str, ...]] = {"ru": ("1 день", "1 неделя", "2 недели", "1 месяц"),
                                                  "en": ("1 day", "1 week", "2 weeks", "1 month")}
+MAX_FOLLOW_UP_CHAIN = 3  # «а на месяц?» then «а если 4?» then «а спот?»: each changes the one before
 COMMON_MODELS = ("llama-3.1-8b", "qwen2.5-32b", "llama-3.1-70b", "deepseek-r1")
 
 Route = Literal["fit", "quote", "clarify", "price", "compare", "spec", "rule", "lifecycle", "smalltalk",
@@ -155,6 +157,12 @@ class ReplyPipeline:
         if merged is not None:
             reply = self.decide_and_build(merged, reply_lang, previous[1:])
             return replace(reply, routing=replace(reply.routing, merged_with=previous[0]))
+        refined = self._refines(text, previous)
+        if refined is not None:
+            slots = read_slots(refined.text, self.fit)
+            routing = Routing(refined.route, slots, None, merged_with=previous[0])
+            return self._build(refined.text, reply_lang, Decision(refined.route), routing,  # type: ignore[arg-type]
+                               previous[1:])
         return self.decide_and_build(text, reply_lang, previous)
 
     def route(self, text: str, previous: Sequence[str] = ()) -> tuple[Decision, Slots, RouteScores | None]:
@@ -198,11 +206,48 @@ class ReplyPipeline:
                     "model": now.model is not None}
         if not any(supplies.values()):
             return None  # «спасибо», «а FSDP?»: nothing to complete with, so the earlier turn is not re-routed
+        if self.route(text, previous)[0].route in ("quote", "fit"):
+            return None  # «2 h100 на неделю» after «4090 на сколько?»: a whole request of its own
         earlier = previous[0]
         decision, _, _ = self.route(earlier, previous[1:])
         if decision.route != "clarify" or decision.missing is None:
             return None
         return f"{earlier} {text}" if supplies[decision.missing] else None
+
+    # ---- a follow-up that changes the request before it --------------------------------------------------
+    def _refines(self, text: str, previous: Sequence[str], depth: int = 0) -> Refinement | None:
+        """The request before, changed by this short follow-up («а на месяц?», "and for 4 of them?",
+        «а в fp8?»); None when this message is not one or the turn before was not a quote or a fit."""
+        if not previous or depth > MAX_FOLLOW_UP_CHAIN or not reads_as_follow_up(text):
+            return None
+        own, now, semantic = self.route(text, previous)
+        if own.route in ("quote", "fit", "compare", "rule", "lifecycle"):
+            return None  # a request of its own
+        words = Signals(normalise(text), semantic)
+        if is_definition_question(text) or words.explain or words.how:
+            return None  # «а что такое спот?» asks something of its own
+        if own.route == "price" and not opens_follow_up(text):
+            return None  # «сколько стоит 4090?» after a quote: that GPU's prices
+        earlier_text, earlier_route = self._effective(previous, depth + 1)
+        earlier = read_slots(earlier_text, self.fit)
+        if earlier_route == "quote":
+            return refine_quote(earlier, now)
+        if earlier_route == "fit":
+            return refine_fit(earlier, normalise(text), now, self.fit.parser)
+        return None
+
+    def _effective(self, previous: Sequence[str], depth: int) -> tuple[str, str]:
+        """What the turn before asked, with what it completed or changed itself, and its route."""
+        merged = self._completes(previous[0], previous[1:])
+        if merged is not None:
+            return merged, self.route(merged, previous[1:])[0].route
+        refined = self._refines(previous[0], previous[1:], depth)
+        if refined is not None:
+            return refined.text, refined.route
+        route = self.route(previous[0], previous[1:])[0].route
+        if route == "smalltalk" and len(previous) > 1 and depth <= MAX_FOLLOW_UP_CHAIN:
+            return self._effective(previous[1:], depth + 1)  # "thanks" between a quote and "and spot?"
+        return previous[0], route
 
     # ---- the policy -------------------------------------------------------------------------------------
     def _decide(self, text: str, slots: Slots, semantic: RouteScores | None, previous: Sequence[str]) -> Decision:
@@ -223,6 +268,11 @@ class ReplyPipeline:
                 money or (not has_model and (topic is None or topic == "rent") and rented)):
             return Decision("quote")
         off_topic = sem == "off_topic" and words.lead(sem) >= CLEAR_MARGIN
+        # another provider's prices or a way to pay: neither is in the price list, the rules or the glossary
+        if words.other_provider and not has_model and not has_duration:  # a GPU named: our price for it
+            return Decision("price") if has_gpu else Decision("refusal", refusal="other_provider")
+        if words.payment_method and not has_model and not (has_gpu and has_duration):
+            return Decision("refusal", refusal="payment_method")
         # how time is billed, spot capacity taken back: the quote engine's rules (a model named: a fit question)
         billing = billing_topic(text)
         if billing is not None and not has_model and not off_topic and not (has_gpu and words.price):
@@ -255,7 +305,10 @@ class ReplyPipeline:
         if has_model and distinct >= 2 and not has_duration and words.compare:
             return Decision("fit")  # «gemma 12b: 4090 или l4 по деньгам?»: the fit on each, prices beside
         chat = sem in ("off_topic", *SMALL_TALK) and words.lead(sem, SMALL_TALK) >= CLEAR_MARGIN
-        if is_definition_question(text) and not has_gpu and not has_model and not slots.duration and not chat:
+        # "what are your prices" is the price list; "what is spot pricing?" asks what spot is
+        price_list_asked = words.price and sem == "price" and words.lead(sem) >= CLEAR_MARGIN and slots.pricing is None
+        if is_definition_question(text) and not has_gpu and not has_model and not slots.duration and not chat \
+                and not price_list_asked:
             return Decision("glossary")  # «что такое спот-инстанс?»: a concept, whatever words it has
         priced = money or words.discount or words.price_list or (
             sem in ("quote", "price") and words.lead(sem) >= CLEAR_MARGIN)
@@ -274,6 +327,8 @@ class ReplyPipeline:
                 return Decision("fit")
             if has_gpu or words.discount or words.price_list or (words.rental and (words.price or sem == "price")):
                 return Decision("price")
+            if not has_model and (words.price or sem == "price") and words.lead(sem) >= CLEAR_MARGIN:
+                return Decision("price")  # «ваши цены?», "how much do you charge": the whole price list
         if has_gpu and ((sem == "price" and words.lead(sem) >= CLEAR_MARGIN) or HAVE_YOU.search(text)) \
                 and not spec_fields_asked(text):
             return Decision("price")  # «есть ли b200?»: whether and at what price it is rented
@@ -361,8 +416,9 @@ class ReplyPipeline:
         if route == "smalltalk":
             return SmallTalkReply(text, lang, routing, decision.smalltalk or "help")  # type: ignore[arg-type]
         if route == "refusal":
-            reason = {"unreadable": "pipeline_no_words", "hostile": "pipeline_hostile"}.get(
-                decision.refusal or "", "pipeline_off_topic")
+            reason = {"unreadable": "pipeline_no_words", "hostile": "pipeline_hostile",
+                      "other_provider": "pipeline_other_provider", "payment_method": "pipeline_payment_method",
+                      }.get(decision.refusal or "", "pipeline_off_topic")
             return RefusalReply(text, lang, routing, Phrase.of(reason))
         semantic = routing.semantic
         topical = semantic is not None and semantic.route == "glossary" and semantic.margin >= CLEAR_MARGIN

@@ -112,6 +112,9 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)\bполнедели\b"), "84 часа"),
     (re.compile(r"(?i)\bполдня\b"), "12 часов"),
     (re.compile(r"(?i)\bполгода\b"), "6 месяцев"),
+    # the weekend is two days («на выходные», "over the weekend"); "every weekend" is a when (_WHEN)
+    (re.compile(r"(?i)(?<!every )(?<!each )\b(the\s+)?weekend\b"), "2 days"),
+    (re.compile(r"(?i)\bвыходн(ые|ых|ым)\b"), "2 дня"),
     (re.compile(r"(?i)\b(na|for)\s+(nedel[iuy]a?|nedelyu)\b"), "на неделю"),
     (re.compile(r"(?i)\bnedel[iy]?\b"), "недели"),
     (re.compile(r"(?i)\b(mesyac|mesjac|mesiac|mesac)[a-z]*\b"), "месяц"),
@@ -205,6 +208,7 @@ _UNIT = re.compile(r"^(gpus?|гпу\w*|cards?|карт\w*|видеокарт\w*|
 # «8 хватит?», "will 4 be enough": a number asked as enough is a count of the GPUs named
 _ENOUGH = re.compile(r"^(хватит|хватят|hvatit|hvatyat|достаточно|enough|suffice|sufficient|потянут|вывезут)$")
 _BE = frozenset({"be", "ли", "будет", "будут", "is", "are"})
+_OF_THEM = re.compile(r"(?i)\b(\w+)\s+(of\s+(them|those|these)|таких|такие|таких\s+же)\b")
 _PAIR_OF = re.compile(r"(?i)\b(a\s+)?pair\s+of\s+(them|those|these|cards|gpus)\b|\bпар[аеуы]\s+(штук|карт\w*|гпу)\b")
 
 
@@ -224,6 +228,11 @@ def loose_count(text: str) -> int | None:
             return value
     if _PAIR_OF.search(text):  # "a pair of them"
         return 2
+    of_them = _OF_THEM.search(text)  # "8 of them", «4 таких»: the GPUs the conversation is about
+    if of_them is not None:
+        value = count_value(of_them.group(1).lower())
+        if value is not None and value <= MAX_GPU_COUNT:
+            return value
     return None
 
 

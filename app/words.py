@@ -51,6 +51,8 @@ class Signals:
         self.availability = bool(AVAILABILITY.search(text))
         self.payment = bool(PAYMENT.search(PAID_PERIOD.sub(" ", text)))
         self.discount = bool(DISCOUNT.search(text))
+        self.other_provider = bool(OTHER_PROVIDER.search(text))
+        self.payment_method = bool(PAYMENT_METHOD.search(text))
         self.how = bool(HOW.search(text))
         self.explain = bool(EXPLAIN.search(text))
         self.injection = bool(INJECTION.search(text))
@@ -84,6 +86,20 @@ PAYMENT = re.compile(r"(?i)(плат\w*|плач\w*|биллинг\w*|оплат
 LISTING = re.compile(r"(?i)(\bsee\b|\bcheck\b|посмотр\w*|\bleft\b|остал\w*|status|статус|\blist\b|список|\bmy\b"
                      r"|\bмои\b)")
 DISCOUNT = re.compile(r"(?i)(скидк\w*|discount\w*)")
+# another provider named: its prices and terms are not ours to state («а на aws дешевле?», "vs runpod")
+OTHER_PROVIDER = re.compile(
+    r"(?i)(\baws\b|\bamazon\b|\bec2\b|sagemaker|\bgcp\b|google\s+cloud|\bazure\b|runpod|vast\.?ai|coreweave"
+    r"|paperspace|lambda\s*(labs|cloud)|\bhetzner\b|\bovh\w*|oracle\s+cloud|\bselectel\b|селектел\w*|yandex\s+cloud"
+    r"|яндекс\w*\s+облак\w*|cloud\.ru|sbercloud|сбер\s*клауд\w*|immers\.?cloud|\bcolab\b|\bколаб\w*|\bамазон\w*"
+    r"|\bавс\b|\bгугл\w*\s+клауд\w*|\bажур\w*|\bазур\w*|\bранпод\w*|\bother\s+(providers?|clouds?)\b"
+    r"|\bдруги[хме]\s+(провайдер|облак)\w*|\bконкурент\w*|\bcompetitors?\b)")
+# how a bill is paid: a method the glossary and the rules say nothing about («криптой», "paypal", «по счёту»)
+PAYMENT_METHOD = re.compile(
+    r"(?i)(крипт\w*|\bcrypto\w*|bitcoin|биткоин\w*|\busdt\b|\bbtc\b|paypal|пейпал\w*|\bvisa\b|mastercard|\bмир\b"
+    r"|банковск\w+\s+карт\w*|\bcredit\s+card|\bdebit\s+card|\bcard\s+payment|безнал\w*|наличн\w*|\bcash\b"
+    r"|\bинвойс\w*|\binvoic\w*|\bwire\s+transfer|bank\s+transfer|банковск\w+\s+перевод\w*|по\s+сч[её]ту"
+    r"|сч[её]т\w*\s+(на\s+оплату|для\s+юр)|юр\.?\s*лиц\w*|юрлиц\w*|\bvat\b|\bндс\b|способ\w*\s+оплат\w*"
+    r"|payment\s+methods?|how\s+(can|do)\s+i\s+pay|как\s+(можно\s+)?(оплатить|заплатить|платить))")
 QUOTED = re.compile(r"'[^']{2,}'|\"[^\"]{2,}\"|“[^”]{2,}”")
 # «есть ли b200?», "got any h200s?": whether a GPU is to be had
 HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")
@@ -114,6 +130,6 @@ INSULT = re.compile(
 INSULT_TARGET = re.compile(r"(?i)(\bты\b|\bвы\b|\bтеб[яе]\b|\bвас\b|\bваш\w*|\bбот\w*|\bжелез(ка|яка)|"
                            r"\byou\b|\byou'?re\b|\byour\b|\bu\b|\bbot\b|\bassistant\b)")
 AVAILABILITY = re.compile(
-    r"(?i)(арендова\w*|арендуе\w*|есть\s+(ли\s+)?у\s+вас|у\s+вас\s+(есть|бывают|имеются)|сда[её]т\w*|в\s+наличии"
+    r"(?i)(арендова\w*|арендуе\w*|свободн\w*|есть\s+(ли\s+)?у\s+вас|у\s+вас\s+(есть|бывают|имеются)|сда[её]т\w*|в\s+наличии"
     r"|в\s+аренд\w*|\brentable\b|\b(do|can)\s+(you|u)(\s+guys|\s+folks|\s+all)?\s+(have|offer|rent|provide)\b"
     r"|\bgot\s+any\b|\bin\s+stock\b|\bavailable\b|доступн\w*)")

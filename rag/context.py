@@ -31,7 +31,8 @@ _FOLLOW_UP = re.compile(
     r"these|those)\b"
 )
 _DEFINITION = re.compile(
-    r"(?i)^\s*(что\s+(такое|это|это\s+такое|значит|означает|за)\b|кто\s+такой|дай(те)?\s+определение|"
+    # «а что такое спот?», "and what is a committed term?": a follow-up's conjunction first
+    r"(?i)^\s*((а|и|ну|ну\s+а|and|so|ok|okay|then),?\s+)?(что\s+(такое|это|это\s+такое|значит|означает|за)\b|кто\s+такой|дай(те)?\s+определение|"
     r"определение\b|объясни(те)?,?\s+(что\s+такое|термин)|расскажи(те)?\s+(о|об|про|что\s+такое)\b|"
     r"what\s+(is|are|'s)\s+(an?\s+|the\s+)?|what's\s+|define\b|definition\s+of\b|explain\s+(what\s+)?|"
     r"tell\s+me\s+about\b|meaning\s+of\b)"

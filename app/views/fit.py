@@ -82,7 +82,13 @@ def _suggestion_line(result: FitResult, suggestion: Suggestion, lang: Lang) -> s
     if suggestion.kind == "kv_dtype":
         return t("fit_suggest_kv", lang, kv=suggestion.value, per_gpu=per_gpu)
     if suggestion.kind == "gpus":
+        if result.request.mode != "inference":  # training splits by its own strategy, not by attention heads
+            return t("fit_suggest_gpus_training", lang, count=suggestion.value, gpu=result.gpu.name,
+                     per_gpu=per_gpu, parallel=result.request.effective_parallel.upper())
         return t("fit_suggest_gpus", lang, count=suggestion.value, gpu=result.gpu.name, per_gpu=per_gpu)
+    if suggestion.kind in ("fsdp", "lora", "qlora"):
+        return t(f"fit_suggest_{suggestion.kind}", lang, count=suggestion.value, gpu=result.gpu.name,
+                 per_gpu=per_gpu)
     label = WEIGHT_FORMATS[suggestion.quant or "q4_k_m"].label.removeprefix("GGUF ")
     if not suggestion.fits:
         return t("fit_suggest_offload_none", lang, quant=label)

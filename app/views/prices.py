@@ -28,8 +28,16 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
             parts.append(t("price_discounts", lang, **_discounts(price.term_discount_percent)))
         for gpu_id in intent.unpriced:
             parts.append(t("price_not_rented", lang, gpu=catalog.get(gpu_id).name))
-    else:
+    else:  # "what gpus do you have", «ваши цены?»: every GPU we rent, at its hourly price
         parts.append(t("price_no_gpu", lang))
+        for gpu_id in data.prices.rentable_ids():
+            price = prices.price_for(gpu_id)
+            if price is None:
+                continue
+            spot = t("price_spot", lang, price=money(price.spot, prices.currency, lang)) if price.spot is not None \
+                else ""
+            parts.append(t("price_line", lang, gpu=catalog.get(gpu_id).name,
+                           price=money(price.on_demand, prices.currency, lang), spot=spot))
         parts += _discount_summary(prices, data, lang)
     # an example in the customer's own words, never a count or a term nobody asked for
     gpu = catalog.get(intent.gpu_ids[0]).name.replace("NVIDIA ", "").split()[0] if intent.gpu_ids else "H100"

@@ -113,7 +113,7 @@ class Option:
     hourly_price: Decimal | None
 
 
-SuggestionKind = Literal["quant", "context", "kv_dtype", "gpus", "offload"]
+SuggestionKind = Literal["quant", "context", "kv_dtype", "gpus", "offload", "fsdp", "lora", "qlora"]
 
 
 @dataclass(frozen=True)
@@ -533,6 +533,8 @@ class FitEngine:
         if model.kind != "llm" or req.mode != "inference":
             if result.min_gpus and result.min_gpus != req.gpu_count:
                 found.append(Suggestion("gpus", result.min_gpus, True, self._per_gpu(req, gpu, result.min_gpus)))
+            if model.kind == "llm":
+                found += self.training_alternatives(req, gpu)
             return found
         usable, count = self.usable(req, gpu), req.gpu_count
         current_bits = WEIGHT_FORMATS[req.quant].bits
@@ -559,6 +561,29 @@ class FitEngine:
         offload = self.offload(req, gpu)
         if offload is not None:
             found.append(offload)
+        return found
+
+    def training_alternatives(self, req: FitRequest, gpu: GPUSpec) -> list[Suggestion]:
+        """Lighter ways to train on ``gpu`` when this one does not fit: DDP keeps the whole model, its
+        gradients and optimizer state on every GPU, so sharding them (FSDP / ZeRO-3) needs fewer bytes per GPU,
+        and training adapters on a frozen base (LoRA; QLoRA on a 4-bit base) far fewer. Each with the fewest
+        GPUs it fits on; a way that fits on none is left out."""
+        found: list[Suggestion] = []
+        if req.mode == "train" and req.effective_parallel == "ddp":
+            sharded = replace(req, parallel="fsdp")
+            count = self.min_gpus(sharded, gpu)
+            if count:
+                found.append(Suggestion("fsdp", count, True, self._per_gpu(sharded, gpu, count)))
+        lighter: tuple[Literal["lora", "qlora"], ...] = ("lora", "qlora") if req.mode == "train" \
+            else ("qlora",) if req.mode == "lora" else ()
+        for mode in lighter:
+            adapters = replace(req, mode=mode, parallel=None, quant="nf4" if mode == "qlora" else req.quant)
+            count = self.min_gpus(adapters, gpu)
+            if count is None:  # one copy per GPU does not fit: shard the frozen base too
+                adapters = replace(adapters, parallel="fsdp")
+                count = self.min_gpus(adapters, gpu)
+            if count:
+                found.append(Suggestion(mode, count, True, self._per_gpu(adapters, gpu, count)))
         return found
 
     def _per_gpu(self, req: FitRequest, gpu: GPUSpec, count: int) -> float:
@@ -617,7 +642,8 @@ class FitEngine:
         if model.kind == "diffusion" and not req.vae_tiling:
             notes.append(Phrase.of("fit_note_vae_tiling"))
         if not result.gpu_was_given:
-            notes.append(Phrase.of("fit_note_no_gpu"))
+            notes.append(Phrase.of("fit_note_no_gpu" if result.cheapest else "fit_note_no_gpu_none_fits",
+                                   gpu=result.gpu.name, max_gpus=MAX_GPUS))
         elif not result.rentable:
             if result.cheapest:
                 notes.append(Phrase.of("fit_note_not_rented", gpu=result.gpu.name))

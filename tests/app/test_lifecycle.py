@@ -86,6 +86,13 @@ LENGTHS_QUOTE = "В этом каталоге неделя составляет 
     ("show me my rentals", "list"),
     ("list my placements", "list"),
     ("что я арендовал?", "list"),
+    # more or other GPUs in the placement one has (a placement is its quote: fixed GPU and count)
+    ("I rented 8 h100 yesterday for a week, can I add 8 more to the same placement?", "resize"),
+    ("можно добавить ещё 4 карты к моей аренде?", "resize"),
+    ("can we scale up our rental to 16 gpus", "resize"),
+    ("хочу поменять h100 на h200 в текущей аренде", "resize"),
+    ("can I add a second gpu to my instance", "resize"),
+    ("как докупить ещё неделю", "extend"),
     # how to rent
     ("как арендовать видеокарту", "rent"),
     ("как взять в аренду GPU?", "rent"),
@@ -116,6 +123,7 @@ def test_the_topic_of_a_customers_question(text: str, topic: LifecycleTopic) -> 
     "what is a rental term?",
     "can my team train llama 3 on a rented GPU?",
     "что такое срок аренды",
+    "add a lora adapter to my model",
     "",
 ])
 def test_what_is_not_a_rental_question(text: str) -> None:
@@ -254,3 +262,13 @@ def test_the_catalog_keys_exist_in_both_languages_with_the_same_placeholders() -
     engine_rules = {key for key in used if key.startswith("quote_rule_")}
     assert engine_rules and all(set(MESSAGES[key]) == set(LANGS) for key in engine_rules)
     assert used - engine_rules <= set(document)
+
+
+def test_a_placement_has_no_way_to_change_its_gpus() -> None:
+    """The resize answer says a placement's GPU and count are fixed: the placement service offers renting,
+    stopping, starting and extending, and nothing that changes the GPUs of a placement."""
+    from gpu.placements.service import PlacementService
+    public = {name for name in dir(PlacementService) if not name.startswith("_")}
+    assert {"rent_text", "rent_quote"} <= public
+    assert not {name for name in public if any(word in name for word in ("resize", "scale", "add_gpu", "swap"))}
+    assert "resize" in get_args(LifecycleTopic)

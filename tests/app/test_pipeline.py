@@ -212,3 +212,36 @@ async def test_a_how_or_why_question_naming_a_gpu_in_passing_is_a_glossary_quest
         pipeline: ReplyPipeline, text: str) -> None:
     reply = await pipeline.reply(text)
     assert isinstance(reply, GlossaryReply), reply
+
+
+@pytest.mark.parametrize("text", ["ваши цены?", "what are your prices", "how much do you charge", "pricing?",
+                                  "какие видеокарты у вас есть?", "what gpus do you have in stock right now"])
+async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipeline: ReplyPipeline,
+                                                                         text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.routing.intent == "price", reply
+    shown = render_text(reply, pipeline.data)
+    for gpu_id in pipeline.data.prices.rentable_ids():
+        assert pipeline.data.gpus.get(gpu_id).name in shown
+    assert "2.99" in shown or "2,99" in shown  # the H100 SXM's on-demand rate, from the price list
+
+
+@pytest.mark.parametrize(("text", "phrase"), [
+    ("а на aws p5 дешевле будет?", "pipeline_other_provider"),
+    ("are you cheaper than runpod?", "pipeline_other_provider"),
+    ("can I get a better deal than on google cloud", "pipeline_other_provider"),
+    ("можно ли оплатить аренду криптой", "pipeline_payment_method"),
+    ("do you accept paypal?", "pipeline_payment_method"),
+    ("можно счёт на юрлицо?", "pipeline_payment_method"),
+])
+async def test_other_providers_and_payment_methods_are_said_to_be_unknown(pipeline: ReplyPipeline, text: str,
+                                                                         phrase: str) -> None:
+    """Neither is in the price list, the rules or the glossary: one honest line, not an unrelated quote."""
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, RefusalReply) and reply.reason.key == phrase, reply
+
+
+async def test_another_provider_beside_a_gpu_gets_our_price_for_it(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("can you beat lambda labs on h100 price?")
+    assert isinstance(reply, CatalogReply) and reply.routing.intent == "price"
+    assert "2.99" in render_text(reply, pipeline.data)

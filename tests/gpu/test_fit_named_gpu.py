@@ -146,3 +146,36 @@ def test_sliding_window_and_mla_as_configs_say(service: FitService) -> None:
 def test_no_bf16_on_t4(service: FitService) -> None:
     notes = notes_en(service.fit("qwen2.5-1.5b bf16 t4"))
     assert any("has no BF16" in note for note in notes)
+
+
+@pytest.mark.parametrize("text", ["llama 70b train on 8 h100", "llama 8b full finetune on 4090", "llama 70b train",
+                                  "llama 70b lora on a100"])
+def test_training_that_does_not_fit_offers_sharding_and_adapters_that_do(service: FitService, text: str) -> None:
+    """Full fine-tuning with DDP keeps everything on every GPU: the report names FSDP, LoRA and QLoRA with the
+    fewest GPUs each fits on, and each of them, evaluated, fits with the bytes it says."""
+    result = service.fit(text)
+    assert not result.fits
+    kinds = {suggestion.kind for suggestion in result.suggestions}
+    assert "qlora" in kinds and (result.request.mode == "lora" or {"fsdp", "lora"} <= kinds), kinds
+    engine, req = service.engine, result.request
+    for suggestion in result.suggestions:
+        if suggestion.kind not in ("fsdp", "lora", "qlora"):
+            continue
+        changed = replace(req, gpu_count=int(suggestion.value), parallel="fsdp") if suggestion.kind == "fsdp" \
+            else replace(req, mode=suggestion.kind, gpu_count=int(suggestion.value), parallel=None,
+                         quant="nf4" if suggestion.kind == "qlora" else req.quant)
+        again = engine.evaluate(changed)
+        if not again.fits:  # adapters on a base too big for one copy per GPU: sharded
+            again = engine.evaluate(replace(changed, parallel="fsdp"))
+        assert again.fits, (text, suggestion)
+        assert again.per_gpu.total / GIB == pytest.approx(suggestion.per_gpu_gib, abs=0.01)
+    lines = result_json(result, "ru")["suggestion_lines"]
+    assert "QLoRA" in lines[-1] and "ГиБ на GPU" in lines[-1]  # the lightest way last
+    assert "QLoRA" in render(result, "en")
+
+
+def test_no_gpu_and_nothing_fits_says_so_instead_of_cheapest(service: FitService) -> None:
+    result = service.fit("llama 70b train")
+    assert not result.cheapest and not result.gpu_was_given
+    assert "fit_note_no_gpu_none_fits" in {note.key for note in result.notes}
+    assert "fit_note_no_gpu" not in {note.key for note in result.notes}

@@ -1,0 +1,98 @@
+"""A short follow-up that changes one thing of the request before it.
+
+    «2 h100 на неделю»  then «а на месяц?»      -> the quote of 2 × H100 for a month
+    "8 a100 for 3 days" then "and for 4 of them?" -> the quote of 4 × A100 for 3 days
+    «llama 70b на 2 h100» then «а в fp8?»        -> the fit of Llama 70B in FP8 on 2 × H100
+
+Customers ask the second question of a quote or a fit in a few words; nothing in those words alone is a
+request. Here the earlier request's slots are taken and the follow-up's replace the ones it names, and the
+result is written as the canonical request the quote and fit parsers read (``h100-sxm x2 1 month``,
+``llama-3.1-70b 2x h100-sxm quant=fp8 …``), so the reply is the one the full request gets.
+
+A message is a follow-up only when it opens as one («а …», "and …", "what about …") or is nothing but the
+slots themselves («на месяц», "4 cards"), and it does not ask something of its own (a definition, a how).
+Pure: the pipeline routes; this module only merges.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.slots import Slots
+from gpu.fit.request import FitInputError, RequestParser
+from gpu.quote.duration import format_amount
+
+# «а …», «и …», «ну а …», «тогда …», «а если …», "and …", "what about …", "how about …", "ok and …", "same …"
+OPENING = re.compile(
+    r"(?i)^\s*(ну\s+)?(ок(ей)?|ладно|хорошо|понял|ясно)?[\s,.!]*(а|и|тогда|теперь|а\s+если|если|а\s+вот)\s+"
+    r"|^\s*(ok(ay)?|alright|cool|thanks|got\s+it)?[\s,.!]*(and|what\s+about|how\s+about|same|then|now|also|"
+    r"but|what\s+if|and\s+if)\b")
+# a follow-up this short is the slot alone: «на месяц», "4 cards", «спот»
+SLOTS_ONLY_WORDS = 3
+MAX_FOLLOW_UP_WORDS = 9
+_FIT_FIELDS = ("quant", "mode", "context", "batch", "kv_dtype")
+
+
+def opens_follow_up(text: str) -> bool:
+    return bool(OPENING.search(text))
+
+
+def reads_as_follow_up(text: str) -> bool:
+    words = text.split()
+    return len(words) <= MAX_FOLLOW_UP_WORDS and (opens_follow_up(text) or len(words) <= SLOTS_ONLY_WORDS)
+
+
+@dataclass(frozen=True)
+class Refinement:
+    text: str  # the canonical request the parsers read
+    route: str  # "quote" or "fit"
+
+
+def refine_quote(earlier: Slots, now: Slots) -> Refinement | None:
+    """The earlier quote with what the follow-up names instead; None when it names nothing new."""
+    if not earlier.gpus or earlier.duration is None:
+        return None
+    gpu = now.gpus[0] if now.gpus else earlier.gpus[0]
+    count = now.count if now.count is not None else earlier.count
+    duration = now.duration or earlier.duration
+    pricing = now.pricing or earlier.pricing
+    if (gpu.id, count, duration.hours, pricing) == (earlier.gpus[0].id, earlier.count, earlier.duration.hours,
+                                                    earlier.pricing):
+        return None
+    text = f"{gpu.id} x{count or 1} " + " ".join(format_amount(amount, unit, "en") for amount, unit in duration.parts)
+    if pricing is not None:
+        text += f" {pricing.value}"
+    return Refinement(text, "quote")
+
+
+def refine_fit(earlier: Slots, now_text: str, now: Slots, parser: RequestParser) -> Refinement | None:
+    """The earlier fit request with the model, GPU, count, quantization, mode or context the follow-up
+    names instead; None when it names none of them."""
+    if earlier.fit is None or earlier.model is None:
+        return None
+    before = earlier.fit.request
+    model_word = now.model if now.model is not None else earlier.model
+    model = now.fit.request.model if now.model is not None and now.fit is not None else before.model
+    try:
+        baseline = parser.parse("", model=model).request
+        said = parser.parse(now_text, model=model).request if now_text.strip() else baseline
+    except FitInputError:
+        return None
+    changed = {name: getattr(said, name) for name in _FIT_FIELDS if getattr(said, name) != getattr(baseline, name)}
+    gpu = now.gpus[0].id if now.gpus else (before.gpu.id if before.gpu is not None else None)
+    count = now.count if now.count is not None else (said.gpu_count if said.count_given else None)
+    if count is None and before.count_given:  # «а на a100?» after «на 2 h100»: as many of the other GPU
+        count = before.gpu_count
+    if not changed and not now.gpus and now.count is None and not said.count_given and now.model is None:
+        return None
+    values = {name: changed.get(name, getattr(before, name)) for name in _FIT_FIELDS}
+    parts = [model_word]
+    if gpu is not None:  # the GPU in the grammar the slots read too ("2x h100-sxm")
+        parts.append(f"{count}x {gpu}" if count else gpu)
+    parts += [f"quant={values['quant']}", f"mode={values['mode']}", f"batch={values['batch']}",
+              f"kv={values['kv_dtype']}"]
+    if values["context"]:
+        parts.append(f"ctx={values['context']}")
+    return Refinement(" ".join(parts), "fit")
+

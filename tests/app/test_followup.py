@@ -1,0 +1,99 @@
+"""A short follow-up changes one thing of the quote or fit before it («а на месяц?», "and for 8 of them?")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+import pytest
+
+from app.followup import reads_as_follow_up
+from app.pipeline import ReplyPipeline
+from app.reply import ClarifyReply, FitReply, GlossaryReply, QuoteReply, Reply
+from app.views.reply import render_text
+from rag.answering.prompt import Turn
+
+
+async def _conversation(pipeline: ReplyPipeline, messages: Sequence[str]) -> list[Reply]:
+    """Each message answered with the turns before it as history, the way every front keeps it."""
+    history: list[Turn] = []
+    replies = []
+    for message in messages:
+        reply = await pipeline.reply(message, history=history)
+        replies.append(reply)
+        shown = render_text(reply, pipeline.data) if not isinstance(reply, GlossaryReply) else "…"
+        history += [Turn("user", message), Turn("assistant", shown)]
+    return replies
+
+
+async def test_a_quote_follow_up_changes_the_duration_then_the_count_then_the_pricing(
+        pipeline: ReplyPipeline) -> None:
+    week, month, four, spot = await _conversation(
+        pipeline, ["сколько стоит 2 h100 на неделю", "а на месяц?", "а если 4 штуки?", "а спот?"])
+    assert isinstance(week, QuoteReply) and week.request is not None and week.request.duration.hours == 168
+    for reply, (count, hours, pricing) in zip((month, four, spot), ((2, 720, None), (4, 720, None),
+                                                                    (4, 720, "spot")), strict=True):
+        assert isinstance(reply, QuoteReply) and reply.request is not None and reply.quote is not None, reply
+        request = reply.request
+        assert (request.gpu_id, request.gpu_count, request.duration.hours) == ("h100-sxm", count, hours)
+        assert (reply.routing.slots.pricing.value if reply.routing.slots.pricing else None) == pricing
+        assert reply.routing.merged_with is not None
+    # the same numbers as the whole request asked at once
+    whole = await pipeline.reply("4 h100 на месяц")
+    assert isinstance(whole, QuoteReply) and whole.quote is not None and four.quote is not None  # type: ignore[union-attr]
+    assert four.quote.total == whole.quote.total  # type: ignore[union-attr]
+
+
+async def test_an_english_quote_follow_up_and_a_thanks_in_between(pipeline: ReplyPipeline) -> None:
+    replies = await _conversation(pipeline, ["how much would it cost me to keep 2 h100s running over the weekend",
+                                             "and for 8 of them?", "thanks", "what about h200"])
+    weekend, eight, _, h200 = replies
+    assert isinstance(weekend, QuoteReply) and weekend.request is not None
+    assert weekend.request.duration.hours == 48  # the weekend is two days
+    assert isinstance(eight, QuoteReply) and eight.request is not None and eight.request.gpu_count == 8
+    assert isinstance(h200, QuoteReply) and h200.request is not None
+    assert (h200.request.gpu_id, h200.request.gpu_count, h200.request.duration.hours) == ("h200", 8, 48)
+    assert h200.quote is not None and h200.quote.total == Decimal("3.79") * 8 * 48
+
+
+async def test_a_fit_follow_up_changes_quantization_count_gpu_and_context(pipeline: ReplyPipeline) -> None:
+    first, fp8, four, a100, context = await _conversation(
+        pipeline, ["llama 70b на 2 h100", "а в fp8?", "а на 4 штуках?", "а на a100?", "и с контекстом 32к?"])
+    expected = [("h100-sxm", 2, "bf16", None), ("h100-sxm", 2, "fp8", None), ("h100-sxm", 4, "fp8", None),
+                ("a100-80gb", 4, "fp8", None), ("a100-80gb", 4, "fp8", 32768)]
+    for reply, (gpu, count, quant, ctx) in zip((first, fp8, four, a100, context), expected, strict=True):
+        assert isinstance(reply, FitReply) and reply.error is None, reply
+        request = reply.results[0].request
+        assert request.model.id == "llama-3.3-70b"
+        assert (request.gpu.id if request.gpu else None, request.gpu_count, request.quant, request.context) \
+            == (gpu, count, quant, ctx)
+
+
+async def test_a_fit_without_a_gpu_follows_up_into_training(pipeline: ReplyPipeline) -> None:
+    _, four_bit, lora = await _conversation(
+        pipeline, ["сколько vram нужно для llama 3 70b", "а в 4 битах?", "а для обучения с лора?"])
+    assert isinstance(four_bit, FitReply) and four_bit.results[0].request.quant == "nf4"
+    assert isinstance(lora, FitReply) and lora.results[0].request.mode == "lora"
+
+
+@pytest.mark.parametrize("follow_up", ["а что такое спот?", "сколько стоит 4090?", "расскажи про nvlink",
+                                       "what is a committed term?"])
+async def test_a_question_of_its_own_after_a_quote_is_not_a_follow_up(pipeline: ReplyPipeline,
+                                                                      follow_up: str) -> None:
+    _, reply = await _conversation(pipeline, ["2 h100 на неделю", follow_up])
+    assert not isinstance(reply, QuoteReply), reply
+    assert reply.routing.merged_with is None
+
+
+async def test_a_whole_request_after_a_clarifying_question_is_not_glued_to_it(pipeline: ReplyPipeline) -> None:
+    asked, whole = await _conversation(pipeline, ["посчитай аренду 4 H100", "сколько стоит 2 h100 на неделю"])
+    assert isinstance(asked, ClarifyReply) and asked.missing == "duration"
+    assert isinstance(whole, QuoteReply) and whole.request is not None
+    assert (whole.request.gpu_id, whole.request.gpu_count) == ("h100-sxm", 2)
+    assert whole.routing.merged_with is None
+
+
+def test_what_reads_as_a_follow_up() -> None:
+    assert reads_as_follow_up("а на месяц?") and reads_as_follow_up("and for 8 of them?")
+    assert reads_as_follow_up("на месяц") and reads_as_follow_up("what about h200")
+    assert not reads_as_follow_up("сколько будет стоить аренда восьми карт h100 на две недели со скидкой?")
