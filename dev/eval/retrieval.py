@@ -7,11 +7,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-import yaml
+from pydantic import BaseModel, ConfigDict, Field
 
 from infra.stats import percentile
+from infra.yamlfile import Text, load
 from rag.retrieval.gate import GateEvidence, GateThresholds
 from rag.retrieval.retriever import METHODS, HybridRetriever
 
@@ -32,13 +33,29 @@ class EvalSet:
     out_of_scope: list[str]
 
 
+class _Question(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    q: Text
+    lang: Literal["ru", "en"]
+    kind: Literal["name", "concept", "translit", "paraphrase", "typo"]
+    expect: Annotated[list[Text], Field(min_length=1)]  # acceptable entry ids or concept keys
+
+
+class _QuestionsFile(BaseModel):
+    """``tests/eval/questions.yaml``: questions the glossary answers, and questions it must refuse."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    in_scope: list[_Question]
+    out_of_scope: list[Text]
+
+
 def load_eval_set(path: Path = EVAL_FILE) -> EvalSet:
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    questions = [
-        EvalQuestion(str(q["q"]), str(q["lang"]), str(q["kind"]), frozenset(str(x) for x in q["expect"]))
-        for q in document["in_scope"]
-    ]
-    return EvalSet(questions, [str(q) for q in document["out_of_scope"]])
+    """The set; a malformed question raises :class:`YamlFileError` naming the file, the line and the field."""
+    raw = load(_QuestionsFile, path)
+    questions = [EvalQuestion(q.q, q.lang, q.kind, frozenset(q.expect)) for q in raw.in_scope]
+    return EvalSet(questions, list(raw.out_of_scope))
 
 
 @dataclass
