@@ -149,14 +149,38 @@ def describe(document: YamlDocument, exc: ValidationError, prefix: Loc = ()) -> 
     return "; ".join(problems)
 
 
+def _refuse_duplicate_keys(root: yaml.Node, source: str, error: type[Exception]) -> None:
+    """PyYAML keeps the last of two equal keys: in a data file that silently drops a row. Refused instead."""
+    stack, visited = [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:  # an alias points at a node already seen
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                    line = key_node.start_mark.line + 1
+                    earlier = first.setdefault((key_node.tag, key_node.value), line)
+                    if earlier != line:
+                        raise error(f"{source}, line {line}: duplicate key {key_node.value!r} "
+                                    f"(first at line {earlier})")
+                stack.append(value_node)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+
+
 def read_yaml(path: Path, error: type[Exception] = YamlFileError, *, source: str | None = None) -> YamlDocument:
     """Parse ``path`` keeping line numbers. A missing file raises :class:`FileNotFoundError` as is; a file
-    that is not YAML raises ``error`` naming the file and the line of the syntax error."""
+    that is not YAML, or has a key twice in one mapping, raises ``error`` naming the file and the line."""
     source = str(path) if source is None else source
     text = path.read_text(encoding="utf-8")
     loader = _LOADER(text)
     try:
         root = loader.get_single_node()
+        if root is not None:
+            _refuse_duplicate_keys(root, source, error)
         data = None if root is None else loader.construct_document(root)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
