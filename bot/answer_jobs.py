@@ -38,7 +38,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
-from bot.streaming import Target
+from bot.output.streaming import Target
 from infra.db import Base, conflict_insert
 from infra.i18n import Lang
 from infra.leases import db_now_ms, replica_id, uncancelled

@@ -16,9 +16,9 @@ from aiogram.types import InlineKeyboardMarkup
 from app.gaps.log import FeedbackStore
 from app.views.answer import render_reply
 from bot.answer_jobs import DONE, FAILED, AnswerJob, AnswerJobs
+from bot.output.rendering import split_html
+from bot.output.streaming import send_html, with_retry_after
 from bot.recorded_answers import record_answer
-from bot.rendering import split_html
-from bot.streaming import send_html, with_retry_after
 from bot.ui.keyboards import feedback_keyboard
 from infra.i18n import t
 from infra.markup import HTML, escape

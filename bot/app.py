@@ -29,22 +29,22 @@ from bot import middlewares
 from bot.answer_jobs import AnswerJobs
 from bot.answer_recovery import AnswerJobSweeper
 from bot.commands import set_command_menus
+from bot.delivery.dedupe_store import FailoverUpdateClaims, RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
+from bot.delivery.generations import Generations
+from bot.delivery.placement_reminders import ReminderPoller, stop_task
+from bot.delivery.polling import run_journaled_polling
 from bot.fsm_storage import build_fsm_storage
-from bot.generations import Generations
 from bot.health import HealthChecks, add_health_routes, start_health_server
-from bot.middlewares.dedupe_store import FailoverUpdateClaims, RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.middlewares.ratelimit import RateLimits, build_rate_limits
-from bot.notices import Notices
-from bot.placement_reminders import ReminderPoller, stop_task
-from bot.polling import run_journaled_polling
+from bot.output.notices import Notices
+from bot.output.rich import RichReplies
+from bot.output.streaming import ChatPacer
 from bot.preferences import PreferenceStore
-from bot.response_models import PinResponseModels
-from bot.retry import TransientErrorRetry
-from bot.rich import RichReplies
 from bot.routers import build_root_router
-from bot.session import JsonBodySession
-from bot.streaming import ChatPacer
+from bot.transport.response_models import PinResponseModels
+from bot.transport.retry import TransientErrorRetry
+from bot.transport.session import JsonBodySession
 from infra.leases import Lease, run_exclusively
 from infra.migrate import migrate
 from infra.settings import PUBLIC_BOT_API, Settings
@@ -228,7 +228,7 @@ async def run_polling(settings: Settings, runtime: BotRuntime) -> None:
         await bot.delete_webhook(drop_pending_updates=False)
         log.info("polling %s", settings.telegram.api_base)
         # like dispatcher.start_polling (graceful SIGTERM, closes the session), but each update is journaled
-        # before Telegram is told it arrived, and a start finishes what a killed process left (bot/polling.py)
+        # before Telegram is told it arrived, and a start finishes what a killed process left (bot/delivery/polling.py)
         await run_journaled_polling(dispatcher, bot, runtime.engine, settings.db.dedupe_ttl_hours * 3600.0,
                                     claims_in_journal_db=isinstance(runtime.claims, SqlUpdateClaims),
                                     handle_signals=True, close_bot_session=True,

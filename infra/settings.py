@@ -127,7 +127,7 @@ class TelegramSettings(BaseSettings):
     placement_reminder_interval_s: float = Field(
         30.0, gt=0, le=3600,
         description="Seconds between looks for due placement reminders by the replica holding their lease "
-                    "(bot/placement_reminders.py).")
+                    "(bot/delivery/placement_reminders.py).")
     admin_ids: list[int] = Field(
         default_factory=list,
         description="Telegram user ids allowed /admin and /report, a JSON list, e.g. [123456789]. Everyone "

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from aiogram import Dispatcher
 
+from bot.delivery.dedupe import DedupeMiddleware
+from bot.delivery.dedupe_store import UpdateClaims
 from bot.middlewares.context import AllowListMiddleware, PreferencesMiddleware
-from bot.middlewares.dedupe import DedupeMiddleware
-from bot.middlewares.dedupe_store import UpdateClaims
 from bot.middlewares.errors import ErrorBoundaryMiddleware
 from bot.middlewares.observe import ObserveMiddleware
 from bot.middlewares.ratelimit import RateLimitMiddleware, RateLimits, build_rate_limits

@@ -39,7 +39,7 @@ from aiogram.types import (
 )
 
 from bot import metrics
-from bot.notices import Notices
+from bot.output.notices import Notices
 from infra.i18n import Lang, pick_lang, t
 from infra.redis_conn import fail_fast_redis
 from infra.settings import Settings
@@ -248,7 +248,7 @@ class RateLimitMiddleware(BaseMiddleware):
         if verdict.warn:
             lang: Lang = data.get("lang") or pick_lang(user.language_code if user else None)
             text = t("rate_limited", lang, seconds=max(1, math.ceil(verdict.wait_s)))
-            # in a group the warning is for the flooder only: ephemeral where Telegram allows (bot.notices)
+            # in a group the warning is for the flooder only: ephemeral where Telegram allows (bot.output.notices)
             notices: Notices = data.get("notices") or Notices()
             if isinstance(event, Message) and event.guest_query_id:  # a guest may answer only its query
                 await event.bot.answer_guest_query(  # type: ignore[union-attr]

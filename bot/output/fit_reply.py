@@ -1,6 +1,6 @@
 """The reply to a fit: rich tables with the chart and the "quote it" buttons, else the captioned chart or HTML.
 
-Used by the /fit router and by the reply pipeline (a VRAM question in plain text, :mod:`bot.replies`).
+Used by the /fit router and by the reply pipeline (a VRAM question in plain text, :mod:`bot.output.replies`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from aiogram.exceptions import AiogramError
 from aiogram.types import Message
 
 from app.views.fit import fit_report, render, render_error
-from bot.charts import CAPTION_LIMIT, CHART_PHOTOS
-from bot.rendering import strip_tags, utf16_len
-from bot.rich import RichReplies, try_rich
-from bot.streaming import Target, reply_html, target_of
+from bot.output.charts import CAPTION_LIMIT, CHART_PHOTOS
+from bot.output.rendering import strip_tags, utf16_len
+from bot.output.rich import RichReplies, try_rich
+from bot.output.streaming import Target, reply_html, target_of
 from bot.ui.keyboards import fit_quote_buttons
 from gpu.fit.architectures import ModelSpec
 from gpu.fit.engine import FitResult

@@ -20,7 +20,7 @@ from app.services import Services
 from app.views.report import render_admin_status, render_report_text
 from bot.filters import Sync
 from bot.health import HealthChecks
-from bot.streaming import reply_html, reply_parameters, target_of
+from bot.output.streaming import reply_html, reply_parameters, target_of
 from infra.i18n import Lang, t
 from infra.markup import escape
 from infra.settings import Settings

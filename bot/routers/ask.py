@@ -1,9 +1,9 @@
 """Questions: ``/ask …`` anywhere, any plain text in private chats, and addressed messages in groups.
 
 What a message is, and its reply, are decided once, by :class:`app.pipeline.ReplyPipeline` (the console
-chat and ``anchorgpu ask`` ask the same one): this router only renders the typed reply (:mod:`bot.replies`),
+chat and ``anchorgpu ask`` ask the same one): this router only renders the typed reply (:mod:`bot.output.replies`),
 or streams a glossary answer. A clarifying question's buttons (:class:`bot.ui.callbacks.ClarifyButton`) send
-their value on through the same pipeline. The answer streams through :class:`bot.streaming.AnswerStream`;
+their value on through the same pipeline. The answer streams through :class:`bot.output.streaming.AnswerStream`;
 the final text is rendered as escaped HTML with its sources and split under Telegram's limit. Context is
 kept per (chat, forum topic).
 """
@@ -31,14 +31,14 @@ from app.views.reply import render_text
 from bot import metrics
 from bot.answer_jobs import AnswerJob, AnswerJobs, Ownership
 from bot.answer_recovery import AnswerJobSweeper
+from bot.delivery.generations import Generation, Generations
 from bot.filters import AddressedQuestion, Sync, thread_of
-from bot.generations import Generation, Generations
-from bot.notices import Notices, PersonalNotice
+from bot.output.notices import Notices, PersonalNotice
+from bot.output.replies import send_reply
+from bot.output.rich import RichReplies
+from bot.output.streaming import AnswerStream, ChatPacer, Target, new_draft_id, reply_html, send_html
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
 from bot.recorded_answers import record_answer
-from bot.replies import send_reply
-from bot.rich import RichReplies
-from bot.streaming import AnswerStream, ChatPacer, Target, new_draft_id, reply_html, send_html
 from bot.ui.callbacks import ClarifyButton
 from bot.ui.keyboards import feedback_keyboard, stop_keyboard
 from gpu.data import GpuData

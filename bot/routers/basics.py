@@ -6,7 +6,7 @@ from aiogram import Router
 from aiogram.filters import Command, CommandStart
 from aiogram.types import Message
 
-from bot.streaming import reply_html
+from bot.output.streaming import reply_html
 from infra.i18n import Lang, pick_lang, t
 from infra.markup import escape
 

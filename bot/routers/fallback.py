@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiogram import Router
 from aiogram.types import CallbackQuery
 
-from bot.notices import Notices
+from bot.output.notices import Notices
 from infra.i18n import Lang, t
 
 router = Router(name=__name__)

@@ -19,7 +19,7 @@ from aiogram.types import CallbackQuery, ForceReply, Message
 
 from app.gaps.log import VOTES, FeedbackStore
 from bot.filters import Sync
-from bot.streaming import reply_html
+from bot.output.streaming import reply_html
 from bot.ui.callbacks import VoteButton
 from infra.i18n import Lang, t
 from infra.markup import escape

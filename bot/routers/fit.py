@@ -25,8 +25,8 @@ from aiogram.types import Message
 from app.views.fit import render_error
 from bot.filters import Sync
 from bot.output.fit_reply import send_fit
-from bot.rich import RichReplies
-from bot.streaming import reply_html
+from bot.output.rich import RichReplies
+from bot.output.streaming import reply_html
 from gpu.fit.architectures import ModelInputError, ModelSpec, model_from_gguf, model_from_hf_config
 from gpu.fit.request import FitInputError
 from gpu.fit.service import FitService

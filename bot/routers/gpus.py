@@ -9,8 +9,8 @@ from aiogram.filters import Command
 from aiogram.types import Message
 
 from app.views.gpus import gpus_report, render_gpus
-from bot.rich import RichReplies, send_report
-from bot.streaming import reply_html, target_of
+from bot.output.rich import RichReplies, send_report
+from bot.output.streaming import reply_html, target_of
 from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape

@@ -28,8 +28,8 @@ from app.views.fit import render_error as render_fit_error
 from app.views.quote import render_input_error, render_quote
 from app.views.reply import render_text
 from bot.filters import strip_mention
+from bot.output.rendering import split_html, strip_tags
 from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
-from bot.rendering import split_html, strip_tags
 from gpu.data import GpuData
 from gpu.fit.request import FitInputError
 from gpu.fit.service import FitService

@@ -10,7 +10,7 @@ from aiogram.types import InlineQuery, InlineQueryResultArticle, InputTextMessag
 from aiogram.types.inline_query_result_union import InlineQueryResultUnion
 
 from app.views.answer import render_card
-from bot.rendering import split_html
+from bot.output.rendering import split_html
 from infra.i18n import Lang
 from infra.lru import LRUCache
 from infra.markup import HTML

@@ -27,9 +27,9 @@ from app.views.placements import placements_report, render_placement_error, rend
 from app.views.quote import money, pricing_label
 from bot.faultpoints import crash_point
 from bot.middlewares.turns import FlowTurnMiddleware
-from bot.notices import Notices
-from bot.rich import RichReplies, send_report
-from bot.streaming import target_of
+from bot.output.notices import Notices
+from bot.output.rich import RichReplies, send_report
+from bot.output.streaming import target_of
 from bot.ui.callbacks import PlacementAction, RentButton, RentConfirm
 from bot.ui.keyboards import placement_row, placements_keyboard, rent_confirm_keyboard, stop_confirm_keyboard
 from gpu.placements.engine import COMMITTED, PlacementStateError

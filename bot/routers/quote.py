@@ -39,8 +39,8 @@ from bot.faultpoints import crash_point
 from bot.filters import Sync
 from bot.fsm_storage import FSM_UNAVAILABLE
 from bot.middlewares.turns import FlowTurnMiddleware, flow_turn
-from bot.rich import RichReplies, send_report
-from bot.streaming import target_of
+from bot.output.rich import RichReplies, send_report
+from bot.output.streaming import target_of
 from bot.ui.callbacks import FlowButton, FlowStep, QuoteItButton
 from bot.ui.keyboards import (
     flow_confirm_keyboard,

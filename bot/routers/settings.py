@@ -8,9 +8,9 @@ from aiogram.filters import Command
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
-from bot.notices import Notices
+from bot.output.notices import Notices
+from bot.output.streaming import reply_html, with_retry_after
 from bot.preferences import ANSWER_LENGTHS, LANGS, Preferences, PreferenceStore, scope_for
-from bot.streaming import reply_html, with_retry_after
 from bot.ui.callbacks import SettingsCallback
 from infra.i18n import Lang, t
 from infra.markup import escape

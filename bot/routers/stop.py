@@ -2,7 +2,7 @@
 
 The draft's button comes back as a ``stopped_message_generation`` update (Bot API 10.3) with the chat and
 the draft's id; the group button's callback data carries the same id and the asker. Either finds the
-generation in :class:`bot.generations.Generations` and cancels that one answer: the model stops, the slot
+generation in :class:`bot.delivery.generations.Generations` and cancels that one answer: the model stops, the slot
 is freed, and the verified part already shown is sent as the final message, marked as stopped.
 """
 
@@ -12,9 +12,9 @@ from aiogram import Router
 from aiogram.filters import Command
 from aiogram.types import CallbackQuery, Message, MessageGenerationStopped
 
-from bot.generations import Generations
-from bot.notices import Notices
-from bot.streaming import reply_html
+from bot.delivery.generations import Generations
+from bot.output.notices import Notices
+from bot.output.streaming import reply_html
 from bot.ui.callbacks import StopAnswer
 from infra.i18n import Lang, t
 from infra.markup import escape

@@ -9,9 +9,9 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from app.services import Services
 from app.views.answer import render_card
-from bot.notices import Notices
-from bot.rendering import split_html
-from bot.streaming import reply_html, with_retry_after
+from bot.output.notices import Notices
+from bot.output.rendering import split_html
+from bot.output.streaming import reply_html, with_retry_after
 from bot.ui.callbacks import TermsCallback
 from infra.i18n import Lang, has, t
 from infra.markup import HTML, escape

@@ -18,7 +18,7 @@ from aiogram.filters import Command
 from aiogram.types import Message
 
 from bot.filters import thread_of
-from bot.streaming import reply_html
+from bot.output.streaming import reply_html
 from infra.i18n import Lang, t
 from infra.markup import escape
 from rag.answering.answerer import Answerer

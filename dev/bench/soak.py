@@ -15,7 +15,7 @@ The load, for ``--minutes``:
 * ``--redeliver`` of the updates delivered a second time with the same ``update_id``: half while the first
   delivery is still being handled, half after it was answered (Telegram retrying a webhook it thinks
   failed). Inline queries are never redelivered: the bot answers a repeated one again on purpose (no side
-  effects, see ``bot/middlewares/dedupe.py``).
+  effects, see ``bot/delivery/dedupe.py``).
 
 Every update expects exactly one reply: a message in its chat (``sendMessage`` / ``sendPhoto``), or the
 answer to its inline query / button press, counted only when the stub accepted it (a call answered with an

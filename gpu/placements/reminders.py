@@ -9,7 +9,7 @@ moves ``paid_until``, so the new end gets reminders of its own. A send that fail
 one reminder (at most once, never twice).
 
 Only placements of Telegram owners (``tg:<user>``, ``tg-chat:<chat>``) are reminded: other fronts have
-nobody to write to. No aiogram here: the bot's poller (``bot/placement_reminders.py``) does the sending.
+nobody to write to. No aiogram here: the bot's poller (``bot/delivery/placement_reminders.py``) does the sending.
 """
 
 from __future__ import annotations

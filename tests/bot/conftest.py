@@ -10,7 +10,7 @@ from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.telegram import TelegramAPIServer
 
-from bot.session import JsonBodySession
+from bot.transport.session import JsonBodySession
 from dev.telegram_stub import TelegramStub
 from tests.conftest import TEST_TOKEN
 

@@ -12,7 +12,7 @@ from aiogram.filters import Command
 from aiogram.types import Message, Update
 
 from bot import middlewares
-from bot.middlewares.dedupe_store import SqlUpdateClaims
+from bot.delivery.dedupe_store import SqlUpdateClaims
 from bot.middlewares.observe import TokenRedactingFilter, UpdateContextFilter
 from bot.preferences import PreferenceStore
 from dev.telegram_stub import TelegramStub

@@ -6,8 +6,8 @@ import pytest
 from aiogram import Bot
 from aiogram.types import Message
 
-from bot.charts import ChartPhotos
 from bot.output import fit_reply
+from bot.output.charts import ChartPhotos
 from dev.telegram_stub import TelegramStub, parse_html
 from gpu.fit.service import FitService
 from tests.conftest import fit_service
@@ -56,7 +56,7 @@ async def test_a_chart_failure_still_delivers_the_breakdown(stub: TelegramStub, 
         raise RuntimeError("no fonts")
 
     monkeypatch.setattr(fit_reply, "CHART_PHOTOS", ChartPhotos())
-    monkeypatch.setattr("bot.charts.render_chart", broken)
+    monkeypatch.setattr("bot.output.charts.render_chart", broken)
     await fit_reply.send_fit(_message(api_bot, 903), api_bot, service, QUERY, "en")
     assert not stub.calls_to("sendPhoto", 903)
     [text] = stub.calls_to("sendMessage", 903)

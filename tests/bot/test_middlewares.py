@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.middlewares.dedupe_store import RedisUpdateClaims, SqlUpdateClaims
+from bot.delivery.dedupe_store import RedisUpdateClaims, SqlUpdateClaims
 from bot.middlewares.ratelimit import TokenBucket
 from bot.preferences import PreferenceStore, scope_for
 from infra.db import create_engine

@@ -1,4 +1,4 @@
-"""Notices for one group member (bot/notices.py) and the stop plumbing, through the Bot API stub over HTTP."""
+"""Notices for one group member (bot/output/notices.py) and the stop plumbing, through the Bot API stub over HTTP."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.types import CallbackQuery, Message
 
-from bot.generations import Generations
-from bot.notices import Notices, PersonalNotice
-from bot.streaming import AnswerStream, ChatPacer, Target
+from bot.delivery.generations import Generations
+from bot.output.notices import Notices, PersonalNotice
+from bot.output.streaming import AnswerStream, ChatPacer, Target
 from bot.ui.callbacks import StopAnswer
 from bot.ui.keyboards import stop_keyboard
 from dev.telegram_stub import BOT_ID, TelegramStub

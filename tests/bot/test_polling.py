@@ -15,10 +15,10 @@ from aiogram.filters import Command
 from aiogram.types import Message
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.middlewares.dedupe import DedupeMiddleware
-from bot.middlewares.dedupe_store import SqlUpdateClaims
-from bot.polling import JournaledPolling
-from bot.update_journal import DONE, FAILED, PENDING, SqlUpdateJournal
+from bot.delivery.dedupe import DedupeMiddleware
+from bot.delivery.dedupe_store import SqlUpdateClaims
+from bot.delivery.polling import JournaledPolling
+from bot.delivery.update_journal import DONE, FAILED, PENDING, SqlUpdateJournal
 from dev.telegram_stub import TelegramStub
 from infra.db import create_engine
 from infra.migrate import migrate
@@ -182,7 +182,7 @@ async def test_an_update_that_keeps_failing_is_given_up_after_the_attempt_limit(
     journal = SqlUpdateJournal(engine, ttl_s=3600, max_attempts=3)
     runner, task = start(handlers.dispatcher(SqlUpdateClaims(engine, ttl_s=3600)), api_bot, journal,
                          retry_delay_s=0.01)
-    with caplog.at_level(logging.ERROR, logger="bot.polling"):
+    with caplog.at_level(logging.ERROR, logger="bot.delivery.polling"):
         boom = stub.message_update("/boom", chat_id=801, user_id=801)
         await until(lambda: _is(journal, boom, (FAILED, 3)))
         stub.message_update("/help", chat_id=802, user_id=802)  # the loop goes on

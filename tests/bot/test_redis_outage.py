@@ -18,9 +18,9 @@ from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.services import Services
+from bot.delivery.dedupe_store import FailoverUpdateClaims, RedisUpdateClaims, SqlUpdateClaims
 from bot.fsm_storage import FSM_UNAVAILABLE, FailSoftStorage, FSMUnavailableError, build_fsm_storage
 from bot.health import HealthChecks, add_health_routes
-from bot.middlewares.dedupe_store import FailoverUpdateClaims, RedisUpdateClaims, SqlUpdateClaims
 from bot.routers.quote import QuoteFlow
 from infra.db import create_engine
 from infra.migrate import migrate
@@ -63,7 +63,7 @@ async def test_claims_fail_over_to_the_database_and_hand_back_to_redis(
         await first.complete(1)
 
         redis_server.kill()
-        with caplog.at_level(logging.WARNING, logger="bot.middlewares.dedupe_store"):
+        with caplog.at_level(logging.WARNING, logger="bot.delivery.dedupe_store"):
             assert await first.claim(2)  # not lost: claimed in the database
             assert not await first.claim(2)  # …and in flight here
             # another replica without Redis sees the database's claim and waits for its outcome

@@ -7,7 +7,7 @@ import re
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bot.rendering import (
+from bot.output.rendering import (
     _split_atoms,
     split_html,
     split_plain,

@@ -1,4 +1,4 @@
-"""Rich table replies (bot/rich.py) through the real Bot API stub: blocks in Telegram's shapes, split under
+"""Rich table replies (bot/output/rich.py) through the real Bot API stub: blocks in Telegram's shapes, split under
 the documented limits, and the HTML fallback when the server refuses the method or one chat refuses them."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from aiogram.methods import SendRichMessage
 from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboardMarkup, InputRichMessage, Message
 
 from app.views.table import Report, Table, Text, render_report
-from bot.charts import ChartPhotos
 from bot.output import fit_reply
-from bot.retry import TransientErrorRetry
-from bot.rich import MAX_COLUMNS, RichReplies, SendRichTable, blocks_json, send_report, split_report, to_blocks
-from bot.session import JsonBodySession
-from bot.streaming import Target, reply_parameters
+from bot.output.charts import ChartPhotos
+from bot.output.rich import MAX_COLUMNS, RichReplies, SendRichTable, blocks_json, send_report, split_report, to_blocks
+from bot.output.streaming import Target, reply_parameters
+from bot.transport.retry import TransientErrorRetry
+from bot.transport.session import JsonBodySession
 from dev.telegram_stub import (
     RICH_MAX_BLOCKS,
     BotAPIError,

@@ -9,7 +9,7 @@ import time
 from aiogram import Bot
 
 from app.views.answer import render_answer
-from bot.streaming import AnswerStream, ChatPacer, Target, send_html
+from bot.output.streaming import AnswerStream, ChatPacer, Target, send_html
 from dev.telegram_stub import Fault, TelegramStub, parse_html, visible_length
 from infra.markup import HTML, escape
 from tests.app.test_views import entry

@@ -9,7 +9,7 @@ import json
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.update_journal import DONE, FAILED, PENDING, SqlUpdateJournal
+from bot.delivery.update_journal import DONE, FAILED, PENDING, SqlUpdateJournal
 from infra.migrate import migrate
 
 

@@ -58,6 +58,6 @@ def group_message(stub: TelegramStub, text: str, *, chat_id: int, user_id: int =
 
 def refusal_text(stub: TelegramStub, chat_id: int, user_id: int, answer: Call) -> str:
     """What a refused button press told its presser: in a group the ephemeral message only they saw
-    (bot/notices.py), otherwise the alert of the callback answer."""
+    (bot/output/notices.py), otherwise the alert of the callback answer."""
     shown = stub.ephemeral_to(user_id, chat_id)
     return str(answer.params.get("text") or (shown[-1]["text"] if shown else ""))

@@ -60,7 +60,7 @@ async def test_processed_before_acknowledged_and_redelivery_is_safe(
     again = await _post(base, gpus_update(201, -502), SECRET)
     assert again.status_code == 200 and len(stub.calls_to("sendMessage", -502)) == 1
 
-    # Telegram is down for both the reply and the apology (each tried 4 times by bot.retry): the webhook
+    # Telegram is down for both the reply and the apology (each tried 4 times by bot.transport.retry): the webhook
     # fails, so Telegram will retry...
     stub.inject("sendMessage", Fault(500), times=8)
     failed = await _post(base, gpus_update(202, -503), SECRET)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from app.views.fit import render, render_error
 from app.views.quote import render_input_error, render_quote
-from bot.rendering import split_html
+from bot.output.rendering import split_html
 from dev.telegram_stub import parse_html, visible_length
 from gpu.catalog import load_gpu_catalog
 from gpu.fit.request import FitInputError

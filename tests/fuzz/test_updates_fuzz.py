@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from app.services import Services
 from bot.app import BotRuntime, create_bot, create_dispatcher
+from bot.delivery.dedupe_store import SqlUpdateClaims
 from bot.health import HealthChecks
-from bot.middlewares.dedupe_store import SqlUpdateClaims
 from bot.preferences import PreferenceStore
 from dev.telegram_stub import TelegramStub
 from infra.migrate import migrate

@@ -53,7 +53,7 @@ async def test_only_replies_the_stub_accepted_count_and_a_second_one_is_a_duplic
 
 def test_log_errors_counts_error_records_and_raw_tracebacks_not_warnings() -> None:
     log = "\n".join([
-        json.dumps({"level": "WARNING", "logger": "bot.retry", "msg": "sendMessage: 429, retrying in 1 s"}),
+        json.dumps({"level": "WARNING", "logger": "bot.transport.retry", "msg": "sendMessage: 429, retrying in 1 s"}),
         json.dumps({"level": "ERROR", "logger": "bot.errors", "msg": "unhandled error ab12", "exc": "Traceback…"}),
         "Traceback (most recent call last):",
         '  File "x.py", line 1, in <module>',
@@ -61,7 +61,7 @@ def test_log_errors_counts_error_records_and_raw_tracebacks_not_warnings() -> No
     ])
     found = log_errors(log)
     assert len(found["errors"]) == 2 and found["tracebacks"] == 2
-    assert found["warnings"] == {"bot.retry: sendMessage: 429, retrying in 1 s": 1}
+    assert found["warnings"] == {"bot.transport.retry: sendMessage: 429, retrying in 1 s": 1}
 
 
 @pytest.mark.slow

@@ -101,7 +101,7 @@ class BotApiProxy:
 
 
 def _timeout_of(body: bytes) -> float:
-    # aiogram sends this bot's requests as JSON (bot/session.py); anything else: no long polling
+    # aiogram sends this bot's requests as JSON (bot/transport/session.py); anything else: no long polling
     try:
         return float(json.loads(body or b"{}").get("timeout") or 0)
     except (ValueError, AttributeError):

@@ -12,12 +12,12 @@ from aiogram import BaseMiddleware
 from aiogram.types import TelegramObject, Update
 
 from bot import metrics
+from bot.delivery.dedupe_store import SqlUpdateClaims, UpdateClaims
 from bot.faultpoints import stall_point
-from bot.middlewares.dedupe_store import SqlUpdateClaims, UpdateClaims
 
 log = logging.getLogger(__name__)
 
-# set by the journaled polling (bot/polling.py) for an update its journal has just stored as new
+# set by the journaled polling (bot/delivery/polling.py) for an update its journal has just stored as new
 CLAIMED_BY_JOURNAL = "claimed_by_journal"
 
 

@@ -2,7 +2,7 @@
 
 aiogram's ``Dispatcher.start_polling`` confirms an update (the next ``getUpdates`` offset) as soon as it
 has started handling it: a process killed mid-update loses it for good. Here each ``getUpdates`` batch is
-first written to :class:`bot.update_journal.SqlUpdateJournal` in one transaction; only then does the next
+first written to :class:`bot.delivery.update_journal.SqlUpdateJournal` in one transaction; only then does the next
 ``getUpdates`` carry the higher offset. Every update is handled as its own task (bounded, like aiogram's
 ``tasks_concurrency_limit``) and marked done when it finishes; a start replays the rows a previous process
 left pending before it polls. The de-duplication claims make the replay exactly-once. When the claims are
@@ -35,8 +35,8 @@ from aiogram.types import Update
 from aiogram.utils.backoff import Backoff, BackoffConfig
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.middlewares.dedupe import CLAIMED_BY_JOURNAL
-from bot.update_journal import SqlUpdateJournal
+from bot.delivery.dedupe import CLAIMED_BY_JOURNAL
+from bot.delivery.update_journal import SqlUpdateJournal
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from app.views.quote import quote_report
 from app.views.reply import quote_command, render_clarify, render_text
 from app.views.table import Report, Text
 from bot.output.fit_reply import send_fit_result
-from bot.rich import RichReplies, try_rich
-from bot.streaming import reply_html, target_of
+from bot.output.rich import RichReplies, try_rich
+from bot.output.streaming import reply_html, target_of
 from bot.ui.keyboards import clarify_keyboard
 from gpu.data import GpuData
 from infra.i18n import t

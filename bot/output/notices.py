@@ -29,7 +29,7 @@ from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramFor
 from aiogram.types import CallbackQuery, EphemeralMessageParameters, Message
 
 from bot.filters import thread_of
-from bot.streaming import reply_parameters, with_retry_after
+from bot.output.streaming import reply_parameters, with_retry_after
 
 log = logging.getLogger(__name__)
 REFUSED_TTL_S = 600.0

@@ -34,7 +34,7 @@ from aiogram.types import InlineKeyboardMarkup, Message, ReplyParameters
 
 from bot import metrics
 from bot.filters import thread_of
-from bot.rendering import split_html, split_plain, strip_tags, truncate_preview
+from bot.output.rendering import split_html, split_plain, strip_tags, truncate_preview
 from infra.i18n import Lang, t
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ is confirmed to Telegram, and marked done once handled.
 Telegram forgets an update as soon as the next ``getUpdates`` carries a higher offset, so whatever the
 process has confirmed but not finished (SIGKILL, OOM, a deploy that outlived its grace period) exists only
 here: the next start replays the rows still pending. The de-duplication claims
-(:mod:`bot.middlewares.dedupe_store`) keep a replay from answering twice: an update that was answered
+(:mod:`bot.delivery.dedupe_store`) keep a replay from answering twice: an update that was answered
 before the crash but not yet marked done here is skipped as a duplicate.
 
 Each start of an attempt counts (the first when the row is stored, one per replay, one per in-process

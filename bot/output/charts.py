@@ -15,7 +15,7 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.types import BufferedInputFile, Message
 
-from bot.streaming import Target, reply_parameters, with_retry_after
+from bot.output.streaming import Target, reply_parameters, with_retry_after
 from gpu.fit.chart import ChartKey, chart_key, render_chart
 from gpu.fit.engine import FitResult
 from infra.lru import LRUCache
@@ -71,7 +71,7 @@ class ChartPhotos:
 class ChartBlock:
     """A /fit chart inside a rich message: the remembered ``file_id`` when there is one, else the upload.
 
-    Implements :class:`bot.rich.RichPhoto`: ``block`` gives the block's JSON (``fresh`` forgets a
+    Implements :class:`bot.output.rich.RichPhoto`: ``block`` gives the block's JSON (``fresh`` forgets a
     ``file_id`` Telegram refused), ``sent`` remembers the ``file_id`` of the photo Telegram echoed back.
     """
 
@@ -100,7 +100,7 @@ class ChartBlock:
 
 def rich_photo_file_id(rich_message: Any) -> str | None:
     """The largest size's ``file_id`` of the first photo block of a returned rich message (the JSON a
-    :class:`bot.rich.SentRichMessage` keeps unparsed)."""
+    :class:`bot.output.rich.SentRichMessage` keeps unparsed)."""
     for block in (rich_message or {}).get("blocks") or ():
         if block.get("type") == "photo" and block.get("photo"):
             return str(block["photo"][-1]["file_id"])

@@ -48,9 +48,9 @@ from aiogram.types import (
 from pydantic import ValidationError
 
 from app.views.table import Block, Report, Table, Text, render_report
-from bot.rendering import utf16_len
-from bot.session import JsonReady
-from bot.streaming import Target, reply_parameters, send_html, with_retry_after
+from bot.output.rendering import utf16_len
+from bot.output.streaming import Target, reply_parameters, send_html, with_retry_after
+from bot.transport.session import JsonReady
 from infra.i18n import Lang, t
 from infra.lru import LRUCache
 from infra.markup import HTML

@@ -4,7 +4,7 @@ Telegram answers 5xx or drops a connection now and then, and 429 (flood control)
 aiogram raises at once and does not retry. Without this, a /quote whose reply hits one 502 ends in the
 error boundary's apology even though the quote was stored. Retried here, for every method except:
 
-* ``getUpdates`` (the polling loop, bot/polling.py, has its own back-off),
+* ``getUpdates`` (the polling loop, bot/delivery/polling.py, has its own back-off),
 * previews (``sendMessageDraft``, ``sendChatAction``) and, for 429 only, ``editMessageText``: the streaming
   code paces those per chat and deliberately skips a preview under flood control;
 * for 5xx and network errors, ``sendRichMessage``: its reply has an HTML form, sent at once instead.
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 NEVER = frozenset({"getUpdates", "sendMessageDraft", "sendChatAction"})
 NOT_ON_FLOOD = frozenset({"editMessageText"})
-# a reply with a plain form: a server error goes straight to that form (bot/rich.py), not through retries
+# a reply with a plain form: a server error goes straight to that form (bot/output/rich.py), not through retries
 NOT_ON_SERVER_ERROR = frozenset({"sendRichMessage"})
 
 
