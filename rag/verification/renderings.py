@@ -13,14 +13,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from infra.yamlfile import read_yaml, validate
 from rag.glossary import GlossaryEntry
 from rag.verification.sentences import SENTENCE_END
 
@@ -67,44 +66,15 @@ def source_sha(definition: str) -> str:
     return hashlib.sha256(definition.encode("utf-8")).hexdigest()[:SHA_LENGTH]
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML keeps the last of two equal keys; a curated file must not lose a rendering that way."""
-
-
-def _mapping_without_duplicates(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Hashable, Any]:
-    seen: set[Hashable] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
-
-
-def _where(location: tuple[int | str, ...]) -> str:
-    """("renderings", "000-gpu", "en") -> "entry 000-gpu, field en"."""
-    if len(location) >= 2 and location[0] == "renderings":
-        fields = ".".join(str(part) for part in location[2:])
-        return f"entry {location[1]}, field {fields}" if fields else f"entry {location[1]}"
-    return "field " + ".".join(str(part) for part in location) if location else "document"
-
-
 def load_renderings(path: Path) -> dict[str, Rendering]:
-    """Entry id -> its rendering, from a renderings file (``RENDERINGS_FILE`` under the data directory)."""
+    """Entry id -> its rendering, from a renderings file (``RENDERINGS_FILE`` under the data directory); a
+    malformed file (a key twice included: PyYAML would keep the last) raises :class:`RenderingsError` naming
+    the file, the line and the field."""
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # a SafeLoader
+        document = read_yaml(path, RenderingsError)
     except FileNotFoundError:
         raise RenderingsError(f"renderings file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise RenderingsError(f"renderings file {path} is not valid YAML: {exc}") from None
-    try:
-        return RenderingsDocument.model_validate(document).renderings
-    except ValidationError as exc:
-        problems = "; ".join(f"{_where(error['loc'])}: {error['msg']}" for error in exc.errors())
-        raise RenderingsError(f"renderings file {path}: {problems}") from None
+    return validate(RenderingsDocument, document, RenderingsError).renderings
 
 
 def rendering_for(entry_id: str, renderings: Mapping[str, Rendering]) -> str | None:

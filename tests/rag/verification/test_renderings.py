@@ -215,21 +215,24 @@ def test_load_reads_id_sha_and_text(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "names"), [
-    ('renderings:\n  000-x:\n    source_sha: "0123456789ab"\n    en: "A."\n    ru: "Б."\n', ["000-x", "ru"]),
-    ('renderings:\n  000-x:\n    source_sha: "0123456789ab"\n', ["000-x", "field en", "required"]),
-    ('renderings:\n  000-x:\n    source_sha: "0123456789ab"\n    en: "  "\n', ["000-x", "field en", "blank"]),
-    ('renderings:\n  000-x:\n    source_sha: "XYZ"\n    en: "A."\n', ["000-x", "field source_sha"]),
-    ('renderings:\n  000-x:\n    source_sha: 123456789012\n    en: "A."\n', ["000-x", "field source_sha", "quoted"]),
-    ('renderings: {}\nnotes: []\n', ["field notes"]),
-    ('entries: []\n', ["field renderings", "field entries"]),
+    ('renderings:\n  000-x:\n    source_sha: "0123456789ab"\n    en: "A."\n    ru: "Б."\n',
+     ["line 5: renderings.000-x.ru: unknown field"]),
+    ('renderings:\n  000-x:\n    source_sha: "0123456789ab"\n', ["line 2: renderings.000-x.en: required"]),
+    ('renderings:\n  000-x:\n    source_sha: "0123456789ab"\n    en: "  "\n',
+     ["line 4: renderings.000-x.en: must not be blank"]),
+    ('renderings:\n  000-x:\n    source_sha: "XYZ"\n    en: "A."\n', ["line 3: renderings.000-x.source_sha: "]),
+    ('renderings:\n  000-x:\n    source_sha: 123456789012\n    en: "A."\n',
+     ["line 3: renderings.000-x.source_sha: ", "quoted"]),
+    ('renderings: {}\nnotes: []\n', ["line 2: notes: unknown field"]),
+    ('entries: []\n', ["line 1: renderings: required", "entries: unknown field"]),
 ])
-def test_a_malformed_file_names_the_file_the_entry_and_the_field(tmp_path: Path, text: str,
-                                                                 names: list[str]) -> None:
+def test_a_malformed_file_names_the_file_the_line_and_the_field(tmp_path: Path, text: str,
+                                                                names: list[str]) -> None:
     path = _write(tmp_path, text)
     with pytest.raises(RenderingsError) as caught:
         load_renderings(path)
     message = str(caught.value)
-    assert str(path) in message
+    assert message.startswith(f"{path}, line "), message
     for name in names:
         assert name in message, message
 
@@ -237,7 +240,7 @@ def test_a_malformed_file_names_the_file_the_entry_and_the_field(tmp_path: Path,
 def test_a_duplicate_entry_id_is_an_error_not_a_silent_overwrite(tmp_path: Path) -> None:
     text = ('renderings:\n  000-x:\n    source_sha: "0123456789ab"\n    en: "A."\n'
             '  000-x:\n    source_sha: "0123456789ab"\n    en: "B."\n')
-    with pytest.raises(RenderingsError, match="duplicate key '000-x'"):
+    with pytest.raises(RenderingsError, match=r"line 5: duplicate key '000-x' \(first at line 2\)"):
         load_renderings(_write(tmp_path, text))
 
 
