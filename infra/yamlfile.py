@@ -7,8 +7,9 @@ sets…) is read by :func:`read_yaml`, which keeps the parsed document's node tr
     data/prices.yaml, line 70: gpus.l4.spot: must be positive and not above on_demand
 
 A domain keeps its own error type (``PriceListError``…): :func:`validate` raises the type it is given with
-one message holding every problem (``; ``-separated, each with its line and field). Checks that span the whole file
-(duplicate ids, ids missing from another file) use :meth:`YamlDocument.where` for the same shape.
+one message holding every problem (``; ``-separated, each with its line and field). Checks that span the
+whole file (duplicate ids, ids missing from another file) use :meth:`YamlDocument.where` for the same shape.
+A key written twice in one mapping is refused by :func:`read_yaml` (PyYAML would silently keep the last).
 """
 
 from __future__ import annotations
@@ -161,11 +162,11 @@ def _refuse_duplicate_keys(root: yaml.Node, source: str, error: type[Exception])
             first: dict[tuple[str, str], int] = {}
             for key_node, value_node in node.value:
                 if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
-                    line = key_node.start_mark.line + 1
-                    earlier = first.setdefault((key_node.tag, key_node.value), line)
-                    if earlier != line:
+                    line, key = key_node.start_mark.line + 1, (key_node.tag, key_node.value)
+                    if key in first:
                         raise error(f"{source}, line {line}: duplicate key {key_node.value!r} "
-                                    f"(first at line {earlier})")
+                                    f"(first at line {first[key]})")
+                    first[key] = line
                 stack.append(value_node)
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)

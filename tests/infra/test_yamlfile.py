@@ -113,6 +113,8 @@ def test_a_key_twice_in_one_mapping_is_refused_not_silently_dropped(tmp_path: Pa
     text = GOOD.replace("    size: 2\n", "    size: 2\n    size: 3\n")
     with pytest.raises(YamlFileError, match=r"shelf\.yaml, line 7: duplicate key 'size' \(first at line 6\)"):
         read_yaml(write(tmp_path, text))
+    with pytest.raises(YamlFileError, match=r"line 1: duplicate key 'x' \(first at line 1\)"):
+        read_yaml(write(tmp_path, "a: {x: 1, x: 2}\n"))
     # the same key in two mappings, and anchors with merge keys, are fine
     text = "a: &base {x: 1}\nb:\n  <<: *base\n  x: 2\nc: {x: 3}\n"
     assert read_yaml(write(tmp_path, text)).data == {"a": {"x": 1}, "b": {"x": 2}, "c": {"x": 3}}
