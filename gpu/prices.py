@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
-from infra.yamlfile import YamlDocument, read_yaml, validate
+from infra.yamlfile import YamlDocument, as_text, read_yaml, validate
 
 
 class Term(Enum):
@@ -99,7 +99,8 @@ def _positive(value: Decimal) -> Decimal:
 
 
 def _text(value: Any) -> Any:
-    return value if value is None else str(value).strip()
+    value = as_text(value)  # a scalar as written; a list or a mapping is left for the model to refuse
+    return value.strip() if isinstance(value, str) else value
 
 
 Number = Annotated[Decimal, BeforeValidator(_decimal)]
