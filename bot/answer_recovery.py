@@ -17,8 +17,9 @@ from app.gaps.log import FeedbackStore
 from app.views.answer import render_reply
 from bot.answer_jobs import DONE, FAILED, AnswerJob, AnswerJobs
 from bot.output.rendering import split_html
-from bot.output.streaming import send_html, with_retry_after
+from bot.output.streaming import send_html
 from bot.recorded_answers import record_answer
+from bot.transport.retry import final_send
 from bot.ui.keyboards import feedback_keyboard
 from infra.i18n import t
 from infra.markup import HTML, escape
@@ -85,9 +86,9 @@ class AnswerJobSweeper:
         placeholder = job.placeholder_message_id
         if placeholder is not None and chunks:
             try:
-                await with_retry_after(lambda: self.bot.edit_message_text(
+                await final_send(lambda: self.bot.edit_message_text(
                     text=chunks[0], chat_id=job.chat_id, message_id=placeholder, parse_mode="HTML",
-                    reply_markup=reply_markup if len(chunks) == 1 else None), "editMessageText")
+                    reply_markup=reply_markup if len(chunks) == 1 else None))
             except TelegramBadRequest as exc:  # deleted, or not editable any more: answer anew
                 log.info("answer job %s: placeholder not editable (%s)", job.id, exc.message)
             else:

@@ -17,7 +17,6 @@ from typing import Any
 
 from aiogram import Bot, Dispatcher
 from aiogram.client.default import DefaultBotProperties
-from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ParseMode
 from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
 from aiohttp import web
@@ -42,9 +41,7 @@ from bot.output.rich import RichReplies
 from bot.output.streaming import ChatPacer
 from bot.preferences import PreferenceStore
 from bot.routers import build_root_router
-from bot.transport.response_models import PinResponseModels
-from bot.transport.retry import TransientErrorRetry
-from bot.transport.session import JsonBodySession
+from bot.transport.session import telegram_session
 from infra.leases import Lease, run_exclusively
 from infra.migrate import migrate
 from infra.settings import PUBLIC_BOT_API, Settings
@@ -56,11 +53,8 @@ def create_bot(settings: Settings) -> Bot:
     token = settings.telegram.bot_token
     if token is None:
         raise ValueError("TELEGRAM_BOT_TOKEN is not set")
-    session = JsonBodySession()
-    if settings.telegram.api_base != PUBLIC_BOT_API:
-        session = JsonBodySession(api=TelegramAPIServer.from_base(settings.telegram.api_base))
-    session.middleware(PinResponseModels())
-    session.middleware(TransientErrorRetry())  # 5xx, dropped connections, 429: a reply is not lost to a hiccup
+    api_base = None if settings.telegram.api_base == PUBLIC_BOT_API else settings.telegram.api_base
+    session = telegram_session(api_base)
     return Bot(token.get_secret_value(), session=session,
                default=DefaultBotProperties(parse_mode=ParseMode.HTML))
 

@@ -15,7 +15,8 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.types import BufferedInputFile, Message
 
-from bot.output.streaming import Target, reply_parameters, with_retry_after
+from bot.output.streaming import Target, reply_parameters
+from bot.transport.retry import final_send
 from gpu.fit.chart import ChartKey, chart_key, render_chart
 from gpu.fit.engine import FitResult
 from infra.lru import LRUCache
@@ -49,10 +50,10 @@ class ChartPhotos:
     @staticmethod
     async def _send(bot: Bot, target: Target, photo: str | BufferedInputFile, caption: str, reply: bool,
                     reply_markup: Any) -> Message:
-        return await with_retry_after(lambda: bot.send_photo(
+        return await final_send(lambda: bot.send_photo(
             target.chat_id, photo, caption=caption, parse_mode="HTML", message_thread_id=target.thread_id,
             reply_parameters=reply_parameters(target.reply_to_message_id if reply else None),
-            reply_markup=reply_markup), "sendPhoto")
+            reply_markup=reply_markup))
 
     def remembered(self, key: tuple[int, ChartKey]) -> str | None:
         return self._file_ids.get(key)

@@ -29,7 +29,8 @@ from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramFor
 from aiogram.types import CallbackQuery, EphemeralMessageParameters, Message
 
 from bot.filters import thread_of
-from bot.output.streaming import reply_parameters, with_retry_after
+from bot.output.streaming import reply_parameters
+from bot.transport.retry import final_send
 
 log = logging.getLogger(__name__)
 REFUSED_TTL_S = 600.0
@@ -65,9 +66,9 @@ class Notices:
             return None
         params = EphemeralMessageParameters(receiver_user_id=user_id, callback_query_id=callback_query_id)
         try:
-            sent = await with_retry_after(lambda: bot.send_message(
+            sent = await final_send(lambda: bot.send_message(
                 chat_id, text, message_thread_id=thread_id, parse_mode=None,
-                ephemeral_message_parameters=params), "sendMessage")
+                ephemeral_message_parameters=params))
         except (TelegramBadRequest, TelegramForbiddenError) as exc:
             log.info("ephemeral notice refused in %s (%s); replying instead", chat_id, exc.message)
             if callback_query_id is None:
@@ -86,9 +87,9 @@ class Notices:
             if sent is not None:
                 return sent
         reply_to = None if message.chat.type == ChatType.PRIVATE else message.message_id
-        return await with_retry_after(lambda: bot.send_message(
+        return await final_send(lambda: bot.send_message(
             message.chat.id, text, message_thread_id=thread_id, parse_mode=None,
-            reply_parameters=reply_parameters(reply_to)), "sendMessage")
+            reply_parameters=reply_parameters(reply_to)))
 
     async def to_presser(self, query: CallbackQuery, text: str, *, alert: bool = True) -> None:
         """A notice for whoever pressed the button: ephemeral in a group, else the button's alert."""

@@ -49,7 +49,8 @@ from pydantic import ValidationError
 
 from app.views.table import Block, Report, Table, Text, render_report
 from bot.output.rendering import utf16_len
-from bot.output.streaming import Target, reply_parameters, send_html, with_retry_after
+from bot.output.streaming import Target, reply_parameters, send_html
+from bot.transport.retry import final_send
 from bot.transport.session import JsonReady
 from infra.i18n import Lang, t
 from infra.lru import LRUCache
@@ -398,7 +399,7 @@ async def _send_part(bot: Bot, target: Target, blocks: list[dict[str, Any]], rep
             message_thread_id=target.thread_id, reply_parameters=reply_parameters(reply_to),
             reply_markup=reply_markup)
         # a network error is not retried: the HTML form goes out instead
-        return await with_retry_after(partial(bot, method), "sendRichMessage", network_retries=False)
+        return await final_send(partial(bot, method))
 
     try:
         return await send(fresh=False)

@@ -29,19 +29,19 @@ from typing import Any, TypeVar
 
 from aiogram import Bot
 from aiogram.enums import ChatAction
-from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError, TelegramRetryAfter
+from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
 from aiogram.types import InlineKeyboardMarkup, Message, ReplyParameters
 
 from bot import metrics
 from bot.filters import thread_of
 from bot.output.rendering import split_html, split_plain, strip_tags, truncate_preview
+from bot.transport.retry import final_send
 from infra.i18n import Lang, t
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 TYPING_EVERY_S = 4.5  # a chat action shows for about 5 s
-FINAL_SEND_ATTEMPTS = 6
 _draft_ids = itertools.count(int(time.time()) % 1_000_000 * 1000 + 1)
 
 
@@ -91,26 +91,6 @@ def _is_not_modified(exc: TelegramBadRequest) -> bool:
     return "message is not modified" in exc.message
 
 
-async def with_retry_after(call: Callable[[], Awaitable[T]], method: str,
-                           attempts: int = FINAL_SEND_ATTEMPTS, network_retries: bool = True) -> T:
-    """Run a Bot API call, sleeping out 429s (``retry_after``) and, unless told not to (a call with a plain
-    fallback), brief network errors."""
-    for attempt in range(1, attempts + 1):
-        try:
-            return await call()
-        except TelegramRetryAfter as exc:
-            metrics.RETRY_AFTER.labels(method).inc()
-            if attempt == attempts:
-                raise
-            log.warning("429 from %s, retrying in %s s", method, exc.retry_after)
-            await asyncio.sleep(exc.retry_after)
-        except TelegramNetworkError:
-            if attempt == attempts or not network_retries:
-                raise
-            await asyncio.sleep(min(2.0 ** attempt * 0.25, 5.0))
-    raise AssertionError("unreachable")
-
-
 async def send_html(bot: Bot, target: Target, html_text: str, *, reply: bool = True,
                     reply_markup: Any = None) -> list[Message]:
     """Send HTML split under the limit; if Telegram still rejects the markup, resend as plain text."""
@@ -132,17 +112,17 @@ def reply_parameters(message_id: int | None) -> ReplyParameters | None:
 async def _send_chunk(bot: Bot, target: Target, chunk: str, reply_to: int | None,
                       reply_markup: Any) -> list[Message]:
     try:
-        return [await with_retry_after(lambda: bot.send_message(
+        return [await final_send(lambda: bot.send_message(
             target.chat_id, chunk, message_thread_id=target.thread_id, parse_mode="HTML",
-            reply_parameters=reply_parameters(reply_to), reply_markup=reply_markup), "sendMessage")]
+            reply_parameters=reply_parameters(reply_to), reply_markup=reply_markup))]
     except TelegramBadRequest as exc:
         if not _is_parse_error(exc):
             raise
         log.warning("Telegram rejected the markup (%s); sending plain text", exc.message)
     sent = []
     for index, part in enumerate(split_plain(strip_tags(chunk))):
-        sent.append(await with_retry_after(_plain_sender(bot, target, part, None if index else reply_to,
-                                                         reply_markup), "sendMessage"))
+        sent.append(await final_send(_plain_sender(bot, target, part, None if index else reply_to,
+                                                         reply_markup)))
     return sent
 
 
@@ -250,18 +230,18 @@ class AnswerStream:
         assert self.placeholder is not None
         placeholder = self.placeholder
         try:
-            result = await with_retry_after(lambda: self.bot.edit_message_text(
+            result = await final_send(lambda: self.bot.edit_message_text(
                 text=chunk, chat_id=self.target.chat_id, message_id=placeholder.message_id,
-                parse_mode="HTML", reply_markup=reply_markup), "editMessageText")
+                parse_mode="HTML", reply_markup=reply_markup))
         except TelegramBadRequest as exc:
             if _is_not_modified(exc):
                 return placeholder
             if not _is_parse_error(exc):
                 raise
             plain = split_plain(strip_tags(chunk))
-            result = await with_retry_after(lambda: self.bot.edit_message_text(
+            result = await final_send(lambda: self.bot.edit_message_text(
                 text=plain[0], chat_id=self.target.chat_id, message_id=placeholder.message_id,
-                parse_mode=None, reply_markup=reply_markup), "editMessageText")
+                parse_mode=None, reply_markup=reply_markup))
         return result if isinstance(result, Message) else placeholder
 
     # ---- background -----------------------------------------------------------------------------

@@ -9,8 +9,9 @@ from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.output.notices import Notices
-from bot.output.streaming import reply_html, with_retry_after
+from bot.output.streaming import reply_html
 from bot.preferences import ANSWER_LENGTHS, LANGS, Preferences, PreferenceStore, scope_for
+from bot.transport.retry import final_send
 from bot.ui.callbacks import SettingsCallback
 from infra.i18n import Lang, t
 from infra.markup import escape
@@ -86,5 +87,5 @@ async def on_settings_button(query: CallbackQuery, callback_data: SettingsCallba
         prefs = await preferences.set(scope, subject, answer_length=callback_data.value)
     text, markup = _render(prefs, lang, group)
     if text != message.html_text or markup != message.reply_markup:
-        await with_retry_after(lambda: message.edit_text(text, reply_markup=markup), "editMessageText")
+        await final_send(lambda: message.edit_text(text, reply_markup=markup))
     await query.answer(t("settings_saved", lang))

@@ -11,7 +11,8 @@ from app.services import Services
 from app.views.answer import render_card
 from bot.output.notices import Notices
 from bot.output.rendering import split_html
-from bot.output.streaming import reply_html, with_retry_after
+from bot.output.streaming import reply_html
+from bot.transport.retry import final_send
 from bot.ui.callbacks import TermsCallback
 from infra.i18n import Lang, has, t
 from infra.markup import HTML, escape
@@ -119,5 +120,5 @@ async def on_terms_button(query: CallbackQuery, callback_data: TermsCallback, se
     else:
         text, markup = categories_view(glossary, lang)
     if text != message.html_text or markup != message.reply_markup:
-        await with_retry_after(lambda: message.edit_text(text, reply_markup=markup), "editMessageText")
+        await final_send(lambda: message.edit_text(text, reply_markup=markup))
     await query.answer()

@@ -6,6 +6,9 @@ pure Python (every Cyrillic letter becomes six bytes, ``%D0%B0``), and nested ob
 uploads no file; measured under ``anchorgpu bench bot``, urlencoding our answers (HTML breakdowns, ten
 inline cards) cost more CPU than any handler. Requests that upload a file (the first send of a /fit chart)
 still go as multipart, exactly as aiogram builds them.
+
+:func:`telegram_session` is the session the bot runs with: JSON bodies, pinned response models and the one
+retry policy (:mod:`bot.transport.retry`).
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ from typing import Any, cast
 import orjson
 from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
 from aiogram.exceptions import TelegramNetworkError
 from aiogram.methods import TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import InputFile
 from aiohttp import ClientError, ClientTimeout
+
+from bot.transport.response_models import PinResponseModels
+from bot.transport.retry import RetryPolicy, TransientErrorRetry
 
 _JSON_HEADERS = {"Content-Type": "application/json"}
 
@@ -76,3 +83,12 @@ class JsonBodySession(AiohttpSession):
             raise TelegramNetworkError(method=method, message=f"{type(exc).__name__}: {exc}") from exc
         response = self.check_response(bot=bot, method=method, status_code=resp.status, content=raw_result)
         return cast(TelegramType, response.result)
+
+
+def telegram_session(api_base: str | None = None, retry: RetryPolicy | None = None) -> JsonBodySession:
+    """The bot's session: ``api_base`` a Bot API server other than Telegram's (a local one, the test stub),
+    ``retry`` the policy for transient failures (the default: :class:`RetryPolicy`)."""
+    session = JsonBodySession() if api_base is None else JsonBodySession(api=TelegramAPIServer.from_base(api_base))
+    session.middleware(PinResponseModels())
+    session.middleware(TransientErrorRetry(retry))  # 5xx, dropped connections, 429: a reply is not lost to a hiccup
+    return session

@@ -7,7 +7,6 @@ import orjson
 import pytest
 from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
-from aiogram.client.telegram import TelegramAPIServer
 from aiogram.exceptions import TelegramServerError
 from aiogram.methods import SendRichMessage
 from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboardMarkup, InputRichMessage, Message
@@ -17,8 +16,8 @@ from bot.output import fit_reply
 from bot.output.charts import ChartPhotos
 from bot.output.rich import MAX_COLUMNS, RichReplies, SendRichTable, blocks_json, send_report, split_report, to_blocks
 from bot.output.streaming import Target, reply_parameters
-from bot.transport.retry import TransientErrorRetry
-from bot.transport.session import JsonBodySession
+from bot.transport.retry import RetryPolicy
+from bot.transport.session import JsonBodySession, telegram_session
 from dev.telegram_stub import (
     RICH_MAX_BLOCKS,
     BotAPIError,
@@ -177,8 +176,7 @@ async def test_any_failure_of_a_rich_send_falls_back_to_html_and_is_remembered_f
         stub: TelegramStub, fault: Fault) -> None:
     stub.rich_messages = True
     stub.inject("sendRichMessage", fault)
-    session = JsonBodySession(api=TelegramAPIServer.from_base(stub.base_url))
-    session.middleware(TransientErrorRetry(backoff_s=0.01))  # as the bot runs: 5xx retried, but not this one
+    session = telegram_session(stub.base_url, RetryPolicy(backoff_s=0.01))  # as the bot runs: 5xx retried, not this
     bot = Bot(TEST_TOKEN, session=session, default=DefaultBotProperties(parse_mode="HTML"))
     rich = RichReplies(enabled=True, server_refused_ttl_s=60)
     try:
