@@ -2,8 +2,8 @@
 
 import sys
 
-from bot.app import run_bot
 from bot.event_loop import run_event_loop
+from bot.runners import run_bot
 from infra.logs import setup_logging
 from infra.settings import SettingsError, get_settings
 

@@ -29,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
 
         asyncio.run(chat(args.lang))
         return 0
-    from bot.app import run_bot
     from bot.event_loop import run_event_loop
+    from bot.runners import run_bot
 
     print(f"Starting the Telegram bot ({settings.telegram.mode}) against {settings.telegram.api_base}.",
           file=sys.stderr)

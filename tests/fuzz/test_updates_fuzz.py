@@ -1,6 +1,6 @@
 """Fuzzing whole updates through the real dispatcher: commands with random arguments and forged callback data.
 
-The dispatcher is the production one (``bot.app.create_dispatcher``: every middleware and router) with the
+The dispatcher is the production one (``bot.factory.create_dispatcher``: every middleware and router) with the
 quote store on SQLite; the Bot talks HTTP to the Telegram stub, which rejects invalid HTML and texts over
 4096 characters. "Unhandled" means the error boundary had to catch something: its logger must stay silent.
 Question answering is left out (no model): the hostile suite covers it on a real process.
@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.services import Services
-from bot.app import BotRuntime, create_bot, create_dispatcher
 from bot.delivery.dedupe_store import SqlUpdateClaims
+from bot.factory import BotRuntime, create_bot, create_dispatcher
 from bot.health import HealthChecks
 from bot.preferences import PreferenceStore
 from dev.telegram_stub import TelegramStub
