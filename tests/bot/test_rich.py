@@ -14,7 +14,8 @@ from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboar
 from app.views.table import Report, Table, Text, render_report
 from bot.output import fit_reply
 from bot.output.charts import ChartPhotos
-from bot.output.rich import MAX_COLUMNS, RichReplies, SendRichTable, blocks_json, send_report, split_report, to_blocks
+from bot.output.rich import RichReplies, SendRichTable, blocks_json, send_report, to_blocks
+from bot.output.rich_split import MAX_COLUMNS, split_report
 from bot.output.streaming import Target, reply_parameters
 from bot.transport.retry import RetryPolicy
 from bot.transport.session import JsonBodySession, telegram_session
