@@ -19,9 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.slots import Slots
-from gpu.fit.request import FitInputError, RequestParser
-from gpu.quote.duration import format_amount
+from app.slots import Slots, read_pricing
+from gpu.fit.engine import FitResult
+from gpu.fit.request import MAX_GPU_COUNT, FitInputError, RequestParser, parse_size
+from gpu.quote.duration import Duration, format_amount
+from gpu.quote.request import Pricing
+from gpu.request_words import count_value
 
 # «а …», «и …», «ну а …», «тогда …», «а если …», "and …", "what about …", "how about …", "ok and …", "same …"
 OPENING = re.compile(
@@ -30,8 +33,19 @@ OPENING = re.compile(
     r"but|what\s+if|and\s+if)\b")
 # a follow-up this short is the slot alone: «на месяц», "4 cards", «спот»
 SLOTS_ONLY_WORDS = 3
+# "how much for a week?", «сколько за месяц?»: a short price question asks the price of what was just discussed
+PRICE_OPENING = re.compile(r"(?i)^\W*(how\s+much|what'?s\s+the\s+(price|cost)|price|cost|сколько|поч[её]м"
+                           r"|а\s+сколько)\b")
+SHORT_PRICE_WORDS = 6
 MAX_FOLLOW_UP_WORDS = 9
 _FIT_FIELDS = ("quant", "mode", "context", "batch", "kv_dtype")
+# the words around a bare number in a follow-up: «а если две?», "what about 4?", «а на 4?», "and 3 then?"
+_FILLER = frozenset({"а", "и", "ну", "если", "тогда", "ок", "окей", "на", "с", "взять", "давай", "лучше", "вместо",
+                     "штуки", "and", "what", "about", "how", "if", "for", "with", "ok", "okay", "then", "take",
+                     "instead", "make", "it", "of", "them", "со"})
+_WORD = re.compile(r"[\wё-]+", re.IGNORECASE)
+# "32k", «16к»: a context length written alone in a fit follow-up
+_CONTEXT_ALONE = re.compile(r"(?i)\b(\d{1,4}(?:[.,]\d)?\s*[kк])(?![\wб])")
 
 
 def opens_follow_up(text: str) -> bool:
@@ -40,7 +54,9 @@ def opens_follow_up(text: str) -> bool:
 
 def reads_as_follow_up(text: str) -> bool:
     words = text.split()
-    return len(words) <= MAX_FOLLOW_UP_WORDS and (opens_follow_up(text) or len(words) <= SLOTS_ONLY_WORDS)
+    short_price = len(words) <= SHORT_PRICE_WORDS and bool(PRICE_OPENING.search(text))
+    return len(words) <= MAX_FOLLOW_UP_WORDS and (opens_follow_up(text) or len(words) <= SLOTS_ONLY_WORDS
+                                                  or short_price)
 
 
 @dataclass(frozen=True)
@@ -49,21 +65,50 @@ class Refinement:
     route: str  # "quote" or "fit"
 
 
-def refine_quote(earlier: Slots, now: Slots) -> Refinement | None:
+def bare_count(text: str) -> int | None:
+    """The count a follow-up says with no unit: «а если две?», "what about 4?" (the GPUs talked about)."""
+    words = [word for word in _WORD.findall(text.lower()) if word not in _FILLER]
+    if len(words) != 1:
+        return None
+    value = count_value(words[0])
+    return value if value is not None and 1 <= value <= MAX_GPU_COUNT else None
+
+
+def quote_text(gpu_id: str, count: int | None, duration: Duration, pricing: Pricing | None) -> str:
+    """The canonical quote request the quote parser reads: ``h100-sxm x2 1 week committed``."""
+    text = f"{gpu_id} x{count or 1} " + " ".join(format_amount(amount, unit, "en") for amount, unit in duration.parts)
+    return f"{text} {pricing.value}" if pricing is not None else text
+
+
+def refine_quote(earlier: Slots, now_text: str, now: Slots) -> Refinement | None:
     """The earlier quote with what the follow-up names instead; None when it names nothing new."""
     if not earlier.gpus or earlier.duration is None:
         return None
     gpu = now.gpus[0] if now.gpus else earlier.gpus[0]
-    count = now.count if now.count is not None else earlier.count
+    count = now.count if now.count is not None else bare_count(now_text)
+    count = count if count is not None else earlier.count
     duration = now.duration or earlier.duration
-    pricing = now.pricing or earlier.pricing
+    # «а со скидкой за срок?»: a discount asked of a quote is its committed term
+    pricing = now.pricing or read_pricing(now_text, True) or earlier.pricing
     if (gpu.id, count, duration.hours, pricing) == (earlier.gpus[0].id, earlier.count, earlier.duration.hours,
                                                     earlier.pricing):
         return None
-    text = f"{gpu.id} x{count or 1} " + " ".join(format_amount(amount, unit, "en") for amount, unit in duration.parts)
-    if pricing is not None:
-        text += f" {pricing.value}"
-    return Refinement(text, "quote")
+    return Refinement(quote_text(gpu.id, count, duration, pricing), "quote")
+
+
+def quote_of_fit(result: FitResult, now: Slots, now_text: str) -> Refinement | None:
+    """«а сколько это будет стоить на неделю?» after a fit: the quote of the configuration it found (the GPU
+    asked when we rent it and it fits, else the cheapest one we rent that fits)."""
+    if now.duration is None:
+        return None
+    if result.fits and result.rentable:
+        gpu_id, count = result.gpu.id, result.request.gpu_count
+    elif result.cheapest:
+        gpu_id, count = result.cheapest[0].gpu_id, result.cheapest[0].count
+    else:
+        return None
+    pricing = now.pricing or read_pricing(now_text, True)
+    return Refinement(quote_text(gpu_id, now.count or count, now.duration, pricing), "quote")
 
 
 def refine_fit(earlier: Slots, now_text: str, now: Slots, parser: RequestParser) -> Refinement | None:
@@ -80,11 +125,17 @@ def refine_fit(earlier: Slots, now_text: str, now: Slots, parser: RequestParser)
     except FitInputError:
         return None
     changed = {name: getattr(said, name) for name in _FIT_FIELDS if getattr(said, name) != getattr(baseline, name)}
+    context_alone = _CONTEXT_ALONE.search(now_text)
+    if "context" not in changed and context_alone is not None:  # "what about 32k?"
+        try:
+            changed["context"] = parse_size(context_alone.group(1).replace(" ", ""), "context")
+        except FitInputError:
+            return None
     gpu = now.gpus[0].id if now.gpus else (before.gpu.id if before.gpu is not None else None)
-    count = now.count if now.count is not None else (said.gpu_count if said.count_given else None)
+    count = now.count if now.count is not None else (said.gpu_count if said.count_given else bare_count(now_text))
     if count is None and before.count_given:  # «а на a100?» after «на 2 h100»: as many of the other GPU
         count = before.gpu_count
-    if not changed and not now.gpus and now.count is None and not said.count_given and now.model is None:
+    if not changed and not now.gpus and count is None and now.model is None:
         return None
     values = {name: changed.get(name, getattr(before, name)) for name in _FIT_FIELDS}
     parts = [model_word]

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from app.followup import Refinement, opens_follow_up, reads_as_follow_up, refine_fit, refine_quote
+from app.followup import Refinement, opens_follow_up, quote_of_fit, reads_as_follow_up, refine_fit, refine_quote
 from app.intents import Intent, IntentClassifier, spec_fields_asked
 from app.lifecycle import BillingTopic, answer_lifecycle, billing_topic, lifecycle_topic
 from app.reply import (
@@ -224,14 +224,22 @@ class ReplyPipeline:
         if own.route in ("quote", "fit", "compare", "rule", "lifecycle"):
             return None  # a request of its own
         words = Signals(normalise(text), semantic)
-        if is_definition_question(text) or words.explain or words.how:
-            return None  # «а что такое спот?» asks something of its own
+        supplies = now.duration is not None or now.count is not None or bool(now.gpus)
+        if not supplies and (is_definition_question(text) or words.explain or words.how):
+            return None  # «а что такое спот?» asks something of its own ("how much for a week?" does not)
         if own.route == "price" and not opens_follow_up(text):
             return None  # «сколько стоит 4090?» after a quote: that GPU's prices
         earlier_text, earlier_route = self._effective(previous, depth + 1)
         earlier = read_slots(earlier_text, self.fit)
         if earlier_route == "quote":
-            return refine_quote(earlier, now)
+            return refine_quote(earlier, normalise(text), now)
+        if earlier_route == "fit" and now.duration is not None and not now.gpus:
+            try:  # «а сколько это будет стоить на неделю?»: the price of the configuration the fit found
+                result = self.fit.fit(normalise(earlier_text),
+                                      gpu_count=earlier.count if len(earlier.gpus) == 1 else None)
+            except FitInputError:
+                return None
+            return quote_of_fit(result, now, normalise(text))
         if earlier_route == "fit":
             return refine_fit(earlier, normalise(text), now, self.fit.parser)
         return None

@@ -112,6 +112,10 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)\bполнедели\b"), "84 часа"),
     (re.compile(r"(?i)\bполдня\b"), "12 часов"),
     (re.compile(r"(?i)\bполгода\b"), "6 месяцев"),
+    # "the monthly price", «помесячно»: the price of one month (a rate per hour stays _RATE's)
+    (re.compile(r"(?i)\bmonthly\b|\bпомесячн\w*"), "1 month"),
+    (re.compile(r"(?i)\bweekly\b|\bпонедельн(о|ая|ую|ой)\b"), "1 week"),  # not «с понедельника»
+    (re.compile(r"(?i)\bdaily\b|\bпосуточн\w*"), "1 day"),
     # the weekend is two days («на выходные», "over the weekend"); "every weekend" is a when (_WHEN)
     (re.compile(r"(?i)(?<!every )(?<!each )\b(the\s+)?weekend\b"), "2 days"),
     (re.compile(r"(?i)\bвыходн(ые|ых|ым)\b"), "2 дня"),
@@ -149,6 +153,16 @@ def _tokens(text: str) -> list[str]:
     return [token.strip(".:[]{}") for token in _SPLIT.split(text.lower()) if token.strip(".:[]{}")]
 
 
+_TIME_UNIT = re.compile(r"^(час\w*|ч|h|hrs?|hours?|дн\w*|день|сут\w*|days?|недел\w*|weeks?|месяц\w*|months?|минут\w*|"
+                        r"minutes?|mins?)$")
+
+
+def _conjunction_and_hours(tokens: list[str], start: int, end: int) -> bool:
+    """«а» or "a" apart from a number that a unit of time follows: the amount of a rental, not an A100/A40."""
+    return (end - start == 2 and tokens[start] in ("а", "a") and tokens[start + 1].isdigit()
+            and end < len(tokens) and bool(_TIME_UNIT.match(tokens[end])))
+
+
 def gpus_named(text: str, catalog: GPUCatalog) -> list[GpuSlot]:
     """Every GPU the text names, in order, each with its count; «a100 40gb или 80gb» names two."""
     tokens = _tokens(text)[:MAX_SCANNED_TOKENS]
@@ -165,6 +179,8 @@ def gpus_named(text: str, catalog: GPUCatalog) -> list[GpuSlot]:
     i = 0
     while i < len(tokens):
         mention = read_gpu(tokens, i, find)
+        if mention is not None and _conjunction_and_hours(tokens, i, mention.end):
+            mention = None  # «а 100 часов?», "a 100 hours": a number of hours, not the A100
         if mention is not None:
             count = mention.count
             if count == 1 and tokens[i] in _ARTICLES:

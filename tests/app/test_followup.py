@@ -97,3 +97,53 @@ def test_what_reads_as_a_follow_up() -> None:
     assert reads_as_follow_up("а на месяц?") and reads_as_follow_up("and for 8 of them?")
     assert reads_as_follow_up("на месяц") and reads_as_follow_up("what about h200")
     assert not reads_as_follow_up("сколько будет стоить аренда восьми карт h100 на две недели со скидкой?")
+
+
+async def test_a_bare_count_a_discount_and_a_monthly_price_refine_a_quote(pipeline: ReplyPipeline) -> None:
+    _, week, two, committed = await _conversation(
+        pipeline, ["привет! сколько стоит одна h200 в сутки?", "а неделя?", "а если две?", "а со скидкой за срок?"])
+    for reply, (count, pricing) in zip((week, two, committed), ((1, None), (2, None), (2, "committed")),
+                                       strict=True):
+        assert isinstance(reply, QuoteReply) and reply.request is not None, reply
+        assert (reply.request.gpu_id, reply.request.gpu_count, reply.request.duration.hours) == ("h200", count, 168)
+        assert (reply.routing.slots.pricing.value if reply.routing.slots.pricing else None) == pricing
+    _, monthly = await _conversation(pipeline, ["how much would 4 l40s cost for 2 weeks",
+                                                "and what's the monthly price for that?"])
+    assert isinstance(monthly, QuoteReply) and monthly.request is not None
+    assert (monthly.request.gpu_id, monthly.request.gpu_count, monthly.request.duration.hours) == ("l40s", 4, 720)
+
+
+async def test_a_hundred_hours_after_a_quote_is_hours_not_an_a100(pipeline: ReplyPipeline) -> None:
+    _, hundred = await _conversation(pipeline, ["ок, а можно арендовать 3 h100 на 5 часов?", "а 100 часов?"])
+    assert isinstance(hundred, QuoteReply) and hundred.request is not None
+    assert (hundred.request.gpu_id, hundred.request.gpu_count, hundred.request.duration.hours) == ("h100-sxm", 3, 100)
+
+
+async def test_a_context_alone_and_a_bit_width_refine_a_fit(pipeline: ReplyPipeline) -> None:
+    _, longer, eight_bit = await _conversation(
+        pipeline, ["can a 3090 handle llama 3 8b with 16k context", "what about 32k?", "and in 8-bit?"])
+    assert isinstance(longer, FitReply) and longer.results[0].request.context == 32768
+    assert isinstance(eight_bit, FitReply)
+    assert (eight_bit.results[0].request.context, eight_bit.results[0].request.quant) == (32768, "int8_bnb")
+
+
+@pytest.mark.parametrize(("fit", "price", "gpu", "count"), [
+    ("llama 70b на 2 h100", "how much for a week?", "h100-sxm", 2),
+    ("хочу обучить свою модель на 7b параметров с нуля, какие карты брать?",
+     "а сколько это будет стоить на неделю?", None, None),
+])
+async def test_the_price_of_a_fit_is_the_quote_of_the_configuration_it_found(
+        pipeline: ReplyPipeline, fit: str, price: str, gpu: str | None, count: int | None) -> None:
+    found, quoted = await _conversation(pipeline, [fit, price])
+    assert isinstance(found, FitReply) and isinstance(quoted, QuoteReply) and quoted.request is not None, quoted
+    result = found.results[0]
+    expected_gpu = gpu or (result.gpu.id if result.fits and result.rentable else result.cheapest[0].gpu_id)
+    expected_count = count or (result.request.gpu_count if result.fits and result.rentable
+                               else result.cheapest[0].count)
+    assert (quoted.request.gpu_id, quoted.request.gpu_count, quoted.request.duration.hours) == (
+        expected_gpu, expected_count, 168)
+
+
+async def test_a_short_price_question_with_no_history_still_asks_for_the_gpu(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("how much for a week?")
+    assert isinstance(reply, ClarifyReply) and reply.missing == "gpu"
