@@ -25,6 +25,7 @@ from aiogram.filters import BaseFilter, Command, CommandObject, StateFilter
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import CallbackQuery, Message
+from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.views.quote import (
@@ -63,11 +64,52 @@ router = Router(name=__name__)
 
 
 class QuoteFlow(StatesGroup):
+    """The flow's steps, in order (the step is the FSM state; the choices so far are :class:`FlowChoices`)."""
+
     gpu = State()
     count = State()
     duration = State()
     pricing = State()
     confirm = State()
+
+
+class FlowChoices(BaseModel):
+    """What the flow has chosen so far: the FSM data, typed (stored as the same JSON object as before:
+    ``msg_id``, ``gpu``, ``count``, ``duration`` as ``[[amount, unit], …]``, ``pricing``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    msg_id: int | None = None  # the flow's current message: only its keyboard is live
+    gpu: str | None = None
+    count: int | None = None
+    duration: list[list[str]] | None = None
+    pricing: str | None = None
+
+    @classmethod
+    async def load(cls, state: FSMContext) -> FlowChoices:
+        """The saved choices; data that is not a flow's (garbage, another version's) reads as none."""
+        try:
+            return cls.model_validate(await state.get_data())
+        except ValidationError:
+            return cls()
+
+    async def save(self, state: FSMContext) -> None:
+        await state.set_data(self.model_dump(exclude_none=True))
+
+    def but(self, **changes: Any) -> FlowChoices:
+        return self.model_validate({**self.model_dump(), **changes})
+
+    def duration_value(self) -> Duration:
+        assert self.duration is not None
+        return Duration(tuple((Decimal(amount), Unit(unit)) for amount, unit in self.duration))
+
+    def request(self, pricing: str | None = None) -> QuoteRequest:
+        """The quote request chosen; ValueError when a choice is missing (a flow out of step)."""
+        pricing = pricing or self.pricing
+        if self.gpu is None or self.count is None or self.duration is None or pricing is None:
+            raise ValueError("the flow has not chosen everything")
+        return QuoteRequest(gpu_id=self.gpu, gpu_count=self.count, duration=self.duration_value(),
+                            pricing=Pricing(pricing))
 
 
 router.callback_query.outer_middleware(FlowTurnMiddleware())
@@ -77,7 +119,7 @@ router.callback_query.outer_middleware(FlowTurnMiddleware())
 class Flow:
     """The flow's saved choices and its message (the one whose keyboard is current)."""
 
-    data: dict[str, Any]
+    choices: FlowChoices
     message: Message
 
 
@@ -86,11 +128,11 @@ class ActiveFlow(BaseFilter):
     older message, or a flow that ended, does not pass (the stale handler answers it)."""
 
     async def __call__(self, callback: CallbackQuery, state: FSMContext) -> bool | dict[str, Any]:
-        data = await state.get_data()
+        choices = await FlowChoices.load(state)
         message = callback.message
-        if not isinstance(message, Message) or data.get("msg_id") != message.message_id:
+        if not isinstance(message, Message) or choices.msg_id != message.message_id:
             return False
-        return {"flow": Flow(data, message)}
+        return {"flow": Flow(choices, message)}
 
 
 def owner_of(user_id: int) -> str:
@@ -145,21 +187,12 @@ async def on_quotes(message: Message, quotes: QuoteService, lang: Lang) -> None:
     await message.answer(render_recent(recent, lang, HTML))
 
 
-def _gpu_name(quotes: QuoteService, data: dict[str, Any]) -> str:
-    return quotes.catalog.get(str(data["gpu"])).name
-
-
-def _duration_from(data: dict[str, Any]) -> Duration:
-    return Duration(tuple((Decimal(amount), Unit(unit)) for amount, unit in data["duration"]))
+def _gpu_name(quotes: QuoteService, choices: FlowChoices) -> str:
+    return quotes.catalog.get(str(choices.gpu)).name
 
 
 def _duration_to(duration: Duration) -> list[list[str]]:
     return [[format(amount, "f"), unit.value] for amount, unit in duration.parts]
-
-
-def _request_from(data: dict[str, Any]) -> QuoteRequest:
-    return QuoteRequest(gpu_id=str(data["gpu"]), gpu_count=int(data["count"]), duration=_duration_from(data),
-                        pricing=Pricing(str(data["pricing"])))
 
 
 def _decimal_in(raw: str, low: int, high: int) -> int | None:
@@ -176,22 +209,22 @@ async def _start_flow(message: Message, state: FSMContext, quotes: QuoteService,
         # the step first: with the FSM storage down this fails before a keyboard that could not work is sent
         await state.set_state(QuoteFlow.gpu)
         sent = await message.answer(escape(t("quote_flow_gpu", lang)), reply_markup=flow_gpu_keyboard(quotes, lang))
-        await state.set_data({"msg_id": sent.message_id})
+        await FlowChoices(msg_id=sent.message_id).save(state)
 
 
 async def _to_pricing(state: FSMContext, quotes: QuoteService, duration: Duration, lang: Lang,
                       msg: Message | None, reply_to: Message | None) -> None:
-    data = await state.get_data()
-    await state.update_data(duration=_duration_to(duration))
+    choices = (await FlowChoices.load(state)).but(duration=_duration_to(duration))
+    await choices.save(state)
     await state.set_state(QuoteFlow.pricing)
-    text = escape(t("quote_flow_pricing", lang, gpu=_gpu_name(quotes, data), count=data["count"],
+    text = escape(t("quote_flow_pricing", lang, gpu=_gpu_name(quotes, choices), count=choices.count,
                     duration=duration.describe(lang)))
-    markup = flow_pricing_keyboard(quotes, str(data["gpu"]), lang)
+    markup = flow_pricing_keyboard(quotes, str(choices.gpu), lang)
     if msg is not None:
         await msg.edit_text(text, reply_markup=markup)
     elif reply_to is not None:
         sent = await reply_to.answer(text, reply_markup=markup)
-        await state.update_data(msg_id=sent.message_id)
+        await choices.but(msg_id=sent.message_id).save(state)
 
 
 # ---- guided flow: one handler per step, each in its own state ----------------------------------------
@@ -202,7 +235,7 @@ async def on_flow_gpu(callback: CallbackQuery, callback_data: FlowButton, flow: 
     if gpu_id not in quotes.rentable_gpu_ids():
         await _stale(callback, lang)
         return
-    await state.update_data(gpu=gpu_id)
+    await flow.choices.but(gpu=gpu_id).save(state)
     await state.set_state(QuoteFlow.count)
     await flow.message.edit_text(escape(t("quote_flow_count", lang, gpu=quotes.catalog.get(gpu_id).name)),
                                  reply_markup=flow_count_keyboard(quotes, lang))
@@ -213,12 +246,12 @@ async def on_flow_gpu(callback: CallbackQuery, callback_data: FlowButton, flow: 
 async def on_flow_count(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
                         quotes: QuoteService, lang: Lang) -> None:
     count = _decimal_in(callback_data.value, 1, quotes.prices().max_gpus_per_quote)
-    if count is None or "gpu" not in flow.data:
+    if count is None or flow.choices.gpu is None:
         await _stale(callback, lang)
         return
-    await state.update_data(count=count)
+    await flow.choices.but(count=count).save(state)
     await state.set_state(QuoteFlow.duration)
-    await flow.message.edit_text(escape(t("quote_flow_duration", lang, gpu=_gpu_name(quotes, flow.data),
+    await flow.message.edit_text(escape(t("quote_flow_duration", lang, gpu=_gpu_name(quotes, flow.choices),
                                           count=count)), reply_markup=flow_duration_keyboard(lang))
     await callback.answer()
 
@@ -227,7 +260,7 @@ async def on_flow_count(callback: CallbackQuery, callback_data: FlowButton, flow
 async def on_flow_duration(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
                            quotes: QuoteService, lang: Lang) -> None:
     hours = _decimal_in(callback_data.value, 1, quotes.prices().max_duration_days * 24)
-    if hours is None or "count" not in flow.data:
+    if hours is None or flow.choices.count is None:
         await _stale(callback, lang)
         return
     await _to_pricing(state, quotes, Duration.of_hours(hours), lang, flow.message, None)
@@ -236,8 +269,7 @@ async def on_flow_duration(callback: CallbackQuery, callback_data: FlowButton, f
 
 @router.message(StateFilter(QuoteFlow.duration), Sync(F.text), Sync(~F.text.startswith("/")))
 async def on_flow_typed_duration(message: Message, state: FSMContext, quotes: QuoteService, lang: Lang) -> None:
-    data = await state.get_data()
-    if "count" not in data:
+    if (await FlowChoices.load(state)).count is None:
         await state.clear()
         await message.answer(escape(t("quote_flow_stale", lang)))
         return
@@ -273,16 +305,16 @@ def _is_duration(text: str) -> bool:
 @router.callback_query(FlowButton.filter(F.step == FlowStep.PRICING), StateFilter(QuoteFlow.pricing), ActiveFlow())
 async def on_flow_pricing(callback: CallbackQuery, callback_data: FlowButton, flow: Flow, state: FSMContext,
                           quotes: QuoteService, lang: Lang) -> None:
-    if callback_data.value not in {p.value for p in Pricing} or "duration" not in flow.data:
+    if callback_data.value not in {p.value for p in Pricing} or flow.choices.duration is None:
         await _stale(callback, lang)
         return
     try:
-        preview = quotes.preview(_request_from({**flow.data, "pricing": callback_data.value}))
+        preview = quotes.preview(flow.choices.request(pricing=callback_data.value))
     except (QuoteInputError, KeyError, ValueError, InvalidOperation) as exc:
         text = render_input_error(exc, lang) if isinstance(exc, QuoteInputError) else ""
         await callback.answer(text[:190] or t("quote_flow_stale", lang), show_alert=True)
         return
-    await state.update_data(pricing=callback_data.value)
+    await flow.choices.but(pricing=callback_data.value).save(state)
     await state.set_state(QuoteFlow.confirm)
     text = render_quote(preview, lang, HTML) + "\n\n" + escape(t("quote_flow_confirm", lang))
     await flow.message.edit_text(text, reply_markup=flow_confirm_keyboard(lang))
@@ -292,10 +324,10 @@ async def on_flow_pricing(callback: CallbackQuery, callback_data: FlowButton, fl
 @router.callback_query(FlowButton.filter(F.step == FlowStep.CONFIRM), StateFilter(QuoteFlow.confirm), ActiveFlow())
 async def on_flow_confirm(callback: CallbackQuery, flow: Flow, state: FSMContext, quotes: QuoteService,
                           lang: Lang) -> None:
-    if "pricing" not in flow.data:
+    if flow.choices.pricing is None:
         await _stale(callback, lang)
         return
-    request = _request_from(flow.data)
+    request = flow.choices.request()
     msg = flow.message
     summary = f"{request.gpu_id} x{request.gpu_count} {request.duration.describe('en')} {request.pricing.value}"
     try:
@@ -345,7 +377,7 @@ async def on_quote_it(callback: CallbackQuery, callback_data: QuoteItButton, sta
     thread = getattr(callback.message, "message_thread_id", None)
     await state.set_state(QuoteFlow.duration)  # first, as in _start_flow
     sent = await bot.send_message(chat.id, text, reply_markup=flow_duration_keyboard(lang), message_thread_id=thread)
-    await state.set_data({"msg_id": sent.message_id, "gpu": gpu_id, "count": count})
+    await FlowChoices(msg_id=sent.message_id, gpu=gpu_id, count=count).save(state)
     await callback.answer()
 
 
