@@ -11,11 +11,12 @@ from typing import Any, TextIO
 
 from app.reply import GlossaryReply, RefusalReply, SmallTalkReply
 from app.services import Services
-from app.views.answer import render_caveats
+from app.views.answer import answer_json, render_caveats
 from app.views.answer import render_sources as render_answer_sources  # this module's render_sources wraps it
 from app.views.reply import reply_json
 from infra.i18n import Lang, t
-from rag.answering.answerer import Answer, Answerer, Delta, Done, Queued
+from rag.answering.answerer import Answerer
+from rag.answering.events import Answer, Delta, Done, Queued
 from rag.answering.prompt import Turn
 
 
@@ -107,7 +108,7 @@ async def reply_to_question(services: Services, question: str, *, lang: Lang | N
     if isinstance(reply, GlossaryReply):
         answerer = await services.ensure_answerer()
         answer = await stream_answer(answerer, reply.question, conversation, lang, out, history, reply.topical)
-        return {**answer.to_json(), **reply.routing.to_json()}
+        return {**answer_json(answer), **reply.routing.to_json()}
     document = reply_json(reply, services.data)
     if answerer is not None and not isinstance(reply, RefusalReply | SmallTalkReply):
         # a follow-up ("а у неё?", «на неделю») takes its subject from this turn

@@ -28,7 +28,8 @@ from infra.datafile import DataFile
 from infra.db import create_engine, dispose_engine
 from infra.settings import Settings, SettingsError
 from models import build_backend
-from rag.answering.answerer import Answerer, build_answerer
+from rag.answering.answerer import Answerer
+from rag.answering.build import build_answerer
 from rag.answering.conversation import build_conversation_store
 from rag.glossary import Glossary, glossary_file
 from rag.retrieval.dense import Embedder, EmbedderError, embedder_for

@@ -23,7 +23,8 @@ from bot.transport.retry import final_send
 from bot.ui.keyboards import feedback_keyboard
 from infra.i18n import t
 from infra.markup import HTML, escape
-from rag.answering.answerer import Answer, Answerer
+from rag.answering.answerer import Answerer
+from rag.answering.events import Answer
 from rag.retrieval.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from app.gaps.log import FeedbackStore, nearest_entries, recorded_answer
-from rag.answering.answerer import Answer
+from rag.answering.events import Answer
 from rag.retrieval.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)

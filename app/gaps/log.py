@@ -33,7 +33,7 @@ from infra.db import Base, conflict_insert
 from infra.settings import Settings
 
 if TYPE_CHECKING:
-    from rag.answering.answerer import Answer
+    from rag.answering.events import Answer
     from rag.retrieval.retriever import HybridRetriever
 
 Vote = Literal["up", "down", "wrong"]
@@ -109,7 +109,7 @@ class Gap:
 
 @dataclass(frozen=True)
 class RecordedAnswer:
-    """What was sent, in the words the store keeps (built by the front from a ``rag.answering.answerer.Answer``)."""
+    """What was sent, in the words the store keeps (built by the front from a ``rag.answering.events.Answer``)."""
 
     question: str
     lang: str

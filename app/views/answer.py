@@ -4,12 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import PurePath
+from typing import Any
 
 from infra.i18n import Lang, has, t
 from infra.markup import PLAIN, Markup
-from rag.answering.answerer import Answer
+from rag.answering.events import Answer
 from rag.glossary import GlossaryEntry
 from rag.rules import Caveat
+
+
+def answer_json(answer: Answer) -> dict[str, Any]:
+    """A glossary answer in the ``anchorgpu ask --json`` contract (sources by their file name, for operators)."""
+    return {
+        "answer": answer.text,
+        "grounded": answer.grounded,
+        "sources": [{"id": e.id, "term": e.term, "definition": e.definition, "source": e.source}
+                    for e in answer.sources],
+        "model": answer.model,
+        "ttft_s": round(answer.ttft_s, 3),
+        "tokens": answer.tokens,
+        "caveats": [{"source": c.source, "text": c.quote} for c in answer.caveats],
+        **({"original": [{"id": q.entry.id, "text": q.original} for q in answer.quotes if q.original]}
+           if any(q.original for q in answer.quotes) else {}),
+    }
 
 
 def source_title(source: str, lang: Lang) -> str:

@@ -44,8 +44,9 @@ from bot.ui.keyboards import feedback_keyboard, stop_keyboard
 from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
-from rag.answering.answerer import NO_MODEL, Answer, Answerer, Delta, Done, Generating, Queued
+from rag.answering.answerer import Answerer
 from rag.answering.conversation import conversation_key
+from rag.answering.events import NO_MODEL, Answer, Delta, Done, Generating, Queued
 from rag.answering.prompt import Turn
 from rag.retrieval.retriever import HybridRetriever
 

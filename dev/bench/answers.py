@@ -81,7 +81,8 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     from infra.migrate import migrate
     from infra.settings import LLMSettings
     from models import build_backend
-    from rag.answering.answerer import Answerer, build_answerer
+    from rag.answering.answerer import Answerer
+    from rag.answering.build import build_answerer
     from rag.answering.conversation import SQLConversationStore
     from rag.retrieval.retriever import build_retriever
 

@@ -74,7 +74,7 @@ async def _raw_run(llama: Any, messages: list[dict[str, str]], max_tokens: int) 
 
 
 async def _pipeline_run(answerer: Any, question: str) -> dict[str, Any]:
-    from rag.answering.answerer import Delta, Done
+    from rag.answering.events import Delta, Done
 
     start = time.perf_counter()
     first = last = 0.0
@@ -180,7 +180,7 @@ async def _prefix_section(args: argparse.Namespace, backend: Any, prefix: Any) -
 
 async def _queue_section(args: argparse.Namespace, queued: Any, questions: list[str]) -> dict[str, Any]:
     """Concurrent askers (one user each) through the one context."""
-    from rag.answering.answerer import Done
+    from rag.answering.events import Done
 
     positions: list[int] = []
 
@@ -213,7 +213,7 @@ async def _queue_section(args: argparse.Namespace, queued: Any, questions: list[
 async def _citation_section(args: argparse.Namespace, cite: Any, eval_set: Any, max_tokens: int,
                             ) -> dict[str, Any]:
     """Eval questions answered: correct-citation rate, the model's own brackets, out-of-scope refusals."""
-    from rag.answering.answerer import Delta, Done
+    from rag.answering.events import Delta, Done
     from rag.verification.citations import CITATION
 
     sample = eval_set.in_scope[: args.citations]

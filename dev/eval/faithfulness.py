@@ -81,7 +81,7 @@ LANGS = ("ru", "en")
 EXPECTS = ("answer", "refuse")
 # Items about the company's own rules: counted apart, since a wrong answer there costs a customer money.
 RENTAL_CONCEPTS = frozenset({"rental-term", "idempotency-key", "002-rental-term", "002-idempotency-key"})
-# The answerer's statuses that are a refusal by construction (rag.answering.answerer.AnswerStatus "out_of_scope").
+# The answerer's statuses that are a refusal by construction (rag.answering.events.AnswerStatus "out_of_scope").
 REFUSAL_STATUSES = frozenset({"out_of_scope"})
 # A refusal written by the model itself (or the front's out-of-scope phrase, in either language).
 REFUSAL_TEXT = re.compile(

@@ -2,7 +2,7 @@
 
 Async API for the fronts (Telegram bot, console chat, CLI)::
 
-    answerer = await build_answerer(settings, retriever, conversations, backend)   # never raises
+    answerer = await build_answerer(settings, retriever, conversations, backend)   # never raises (rag.answering.build)
     async with contextlib.aclosing(answerer.answer(question, conversation_key(chat_id, thread_id),
                                                    user_key=str(user_id))) as events:
         async for event in events:
@@ -13,9 +13,12 @@ Async API for the fronts (Telegram bot, console chat, CLI)::
                 case Done(answer): ...              # final, authoritative: render answer.text + sources
     answerer.cancel(str(user_id))                    # /stop: a user id or a conversation key
 
-The pieces: :mod:`rag.context` (which entries, what kind of question), :mod:`rag.answering.generation` (queue,
-streaming, cancellation), :mod:`rag.verification.sentences` (every sentence checked before it is shown),
-:mod:`rag.answering.extractive` (the glossary's own sentences). How a question is answered:
+This module is the orchestrator; the pieces: :mod:`rag.answering.events` (the events and the
+:class:`Answer`), :mod:`rag.context` (which entries, what kind of question), :mod:`rag.answering.generation`
+(queue, streaming, cancellation) and :mod:`rag.answering.attempts` (one generation through
+:mod:`rag.verification.sentences`: every sentence checked before it is shown), :mod:`rag.answering.extractive`
+and :mod:`rag.answering.quoting` (the glossary's own sentences), :mod:`rag.answering.memory` (the conversation
+a follow-up leans on). How a question is answered:
 
 * out of scope: refused before the model (``status="out_of_scope"``);
 * a definition or a comparison: the glossary's sentences verbatim (``status="extractive"``): the
@@ -37,20 +40,23 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from infra.i18n import t
-from infra.settings import Settings
 from models.base import GenerationError, GenerationParams, LLMBackend, LLMUnavailableError
 from models.queue import QueueFullError, RequestQueue
+from rag.answering.attempts import Attempt, outcome, verified_generation
+from rag.answering.context_entries import context_entries, search
 from rag.answering.conversation import ConversationStore
-from rag.answering.extractive import Quote, answering_quotes, comparison_quotes, definition_quotes
-from rag.answering.generation import GenerationResult, RawText, Waiting, generate
+from rag.answering.events import NO_MODEL, Answer, AnswerEvent, AnswerStatus, Delta, Done, Generating, Queued
+from rag.answering.extractive import Quote, comparison_quotes, definition_quotes
+from rag.answering.generation import GenerationResult
+from rag.answering.memory import ConversationMemory, last_user_turn
 from rag.answering.prompt import Turn, build_messages
+from rag.answering.quoting import answering, current_renderings, quoted_answer
 from rag.context import (
     Retriever,
-    choose_context,
     elliptical_subject,
     is_definition_question,
     looks_like_follow_up,
@@ -60,109 +66,13 @@ from rag.glossary import GlossaryEntry
 from rag.language import Lang, detect_lang
 from rag.retrieval.retriever import SearchResult
 from rag.rules import Caveat
-from rag.verification.mentions import concept_names
-from rag.verification.renderings import (
-    RENDERINGS_FILE,
-    Rendering,
-    RenderingsError,
-    load_renderings,
-    rendered_sentences,
-    source_sha,
-)
-from rag.verification.sentences import SentenceCheck, SentenceStream, SentenceVerifier
+from rag.verification.renderings import Rendering
+from rag.verification.sentences import SentenceCheck, SentenceVerifier
+from rag.verification.stream import SentenceStream
 
 log = logging.getLogger(__name__)
 
-AnswerStatus = Literal["answered", "extractive", "fallback", "out_of_scope", "busy", "timeout", "cancelled",
-                       "unavailable"]
-NO_MODEL = "none"
-MAX_NAMED_CONCEPTS = 2  # the question's own terms put first in the context ("X vs Y" names two)...
-ENTRIES_PER_NAMED_CONCEPT = 2  # ...with at most this many entries each, so the prompt stays top_k long
 MIN_RETRY_S = 10.0  # a focused retry starts only with at least this much of the request timeout left
-
-
-@dataclass(frozen=True)
-class Answer:
-    text: str
-    grounded: bool  # every sentence is verified model text or the glossary's own words
-    sources: list[GlossaryEntry]
-    model: str
-    ttft_s: float  # to the first verified sentence (or to the answer, when nothing was generated)
-    tokens: int
-    status: AnswerStatus
-    lang: Lang
-    notice: str | None = None
-    retry_after_s: int | None = None
-    quotes: tuple[Quote, ...] = ()  # the glossary's words shown verbatim, numbered like the sources
-    rejected: tuple[SentenceCheck, ...] = field(default=(), compare=False)  # generated, never shown
-    caveats: tuple[Caveat, ...] = ()  # the cited seeds' own disclaimers, shown verbatim after the answer
-    # to the model's first token: what an unverified stream would have shown first (0: no model ran)
-    first_token_s: float = field(default=0.0, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``anchorgpu ask --json`` contract."""
-        return {
-            "answer": self.text,
-            "grounded": self.grounded,
-            "sources": [{"id": e.id, "term": e.term, "definition": e.definition, "source": e.source}
-                        for e in self.sources],
-            "model": self.model,
-            "ttft_s": round(self.ttft_s, 3),
-            "tokens": self.tokens,
-            "caveats": [{"source": c.source, "text": c.quote} for c in self.caveats],
-            **({"original": [{"id": q.entry.id, "text": q.original} for q in self.quotes if q.original]}
-               if any(q.original for q in self.quotes) else {}),
-        }
-
-
-@dataclass(frozen=True)
-class Queued:
-    position: int
-    eta_s: int
-
-
-@dataclass(frozen=True)
-class Generating:
-    """The model has started writing: its sentences are shown once they pass verification."""
-
-
-@dataclass(frozen=True)
-class Delta:
-    text: str
-
-
-@dataclass(frozen=True)
-class Done:
-    answer: Answer
-
-
-AnswerEvent = Queued | Generating | Delta | Done
-
-
-@dataclass
-class _Attempt:
-    """One generation, verified sentence by sentence."""
-
-    result: GenerationResult
-    stream: SentenceStream
-    first_shown_s: float = 0.0
-
-
-def last_user_turn(history: Sequence[Turn]) -> str | None:
-    """The user's last question in a conversation's history (what a follow-up follows)."""
-    return next((turn.text for turn in reversed(history) if turn.role == "user"), None)
-
-
-def quoted_text(quotes: Sequence[Quote], sources: Sequence[GlossaryEntry], lang: Lang, header: str) -> str:
-    numbers = {entry.id: n for n, entry in enumerate(sources, start=1)}
-    lines = [header]
-    for quote in quotes:
-        if quote.original is not None:  # a curated translation: said to be one, never the glossary's words
-            lines.append(f"{quote.entry.term} — “{quote.text}” [{numbers[quote.entry.id]}] "
-                         f"({t('answer_translation_mark', lang)})\n  {t('answer_original', lang)} «{quote.original}»")
-        else:
-            lines.append(f"{quote.entry.term} — «{quote.text}» [{numbers[quote.entry.id]}]")
-    return "\n".join(lines)
 
 
 class Answerer:
@@ -180,7 +90,7 @@ class Answerer:
         self.caveats = caveats  # the disclaimers of the seeds an answer cites (rag.rules.RuleBook.caveats_for)
         self.backend = backend
         self.queue = queue or RequestQueue(parallel=backend.parallel if backend else 1)
-        self.conversations = conversations
+        self.memory = ConversationMemory(conversations)
         self.top_k = top_k
         self.params = GenerationParams(max_tokens=max_tokens, temperature=temperature)
         self.timeout_s = timeout_s
@@ -197,6 +107,10 @@ class Answerer:
             return self._entries
         entries: list[GlossaryEntry] = getattr(self.retriever, "entries", [])
         return entries  # the served snapshot's own list: a reload replaces it, never mutates it
+
+    @property
+    def conversations(self) -> ConversationStore | None:
+        return self.memory.conversations
 
     @property
     def model_name(self) -> str:
@@ -230,48 +144,19 @@ class Answerer:
     async def aclose(self) -> None:
         if self.backend is not None:
             await self.backend.aclose()
-        if self.conversations is not None:
-            await self.conversations.aclose()
+        await self.memory.aclose()
 
     # ------------------------------------------------------------ retrieval
 
     async def _search(self, query: str) -> SearchResult:
-        result: SearchResult = await asyncio.to_thread(self.retriever.search, query, self.top_k)
-        return result
+        return await search(self.retriever, query, self.top_k)
 
     async def retrieve(self, question: str, history: Sequence[Turn], *, topical: bool = False,
                        ) -> list[GlossaryEntry] | None:
-        """The context entries, or None when the question is out of scope (see :func:`choose_context`)."""
-        alone = await self._search(question)
-        if topical and not alone.in_scope and alone.evidence is not None and alone.evidence.names > 0:
-            alone = replace(alone, in_scope=True)  # a glossary headword, in a message routed as a concept question
-        last_user = last_user_turn(history)
-        combined = None
-        if last_user and looks_like_follow_up(question):
-            combined = await self._search(f"{question} {last_user}")
-        entries = choose_context([alone], question, follow_up_of=combined, top_k=self.top_k)
-        if entries is None or combined is not None or is_definition_question(question):
-            return entries  # a definition's concept is retrieval's call; a follow-up's terms are the turn's
-        return self._named_first(question, entries)
-
-    def _named_first(self, question: str, entries: list[GlossaryEntry]) -> list[GlossaryEntry]:
-        """The concepts the question names by a Latin term come first in the context, found if retrieval
-        missed them: «нужен ли loss scaling для BF16?» ranks FP16's entry (it says "loss scaling") above
-        BF16's, and the answer, or the glossary's words when no sentence passes, must be about BF16. Not for
-        definitions (retrieval picks the concept asked) or follow-ups (the turn before names the subject)."""
-        glossary = self.entries
-        if not glossary or entries[0].category == "comparisons":
-            return entries  # an entry comparing the named concepts («LoRA и DreamBooth») answers for both
-        named = concept_names(tuple(glossary)).in_order(question, latin_only=True)[:MAX_NAMED_CONCEPTS]
-        if not named:
-            return entries
-        first: list[GlossaryEntry] = []
-        for concept in named:
-            own = [e for e in glossary if e.concept == concept and e.category != "comparisons"]
-            own.sort(key=lambda e: e not in entries)  # the entries retrieval picked first
-            first += own[:ENTRIES_PER_NAMED_CONCEPT]
-        promoted = {e.id for e in first}
-        return (first + [e for e in entries if e.id not in promoted])[:max(self.top_k, len(first))]
+        """The context entries, or None when the question is out of scope (see
+        :func:`rag.answering.context_entries.context_entries`)."""
+        return await context_entries(self.retriever, lambda: self.entries, question, history, top_k=self.top_k,
+                                     topical=topical)
 
     # ------------------------------------------------------------ answering
 
@@ -332,10 +217,10 @@ class Answerer:
             return
         owner = user_key or conversation_key or "anonymous"
         params = self.params if max_tokens is None else replace(self.params, max_tokens=max(1, max_tokens))
-        attempt: _Attempt | None = None
+        attempt: Attempt | None = None
         async for event in self._attempt(question, entries, history, lang, params, owner, conversation_key,
                                          started, self.timeout_s, cancel_key=cancel_key):
-            if isinstance(event, _Attempt):
+            if isinstance(event, Attempt):
                 attempt = event
             elif isinstance(event, QueueFullError):
                 notice = t("answer_busy", lang, seconds=event.retry_after_s)
@@ -404,45 +289,16 @@ class Answerer:
     def _quoted(self, quotes: Sequence[Quote], lang: Lang, status: AnswerStatus, header: str, *, grounded: bool,
                 elapsed: float = 0.0, notice: str | None = None, result: GenerationResult | None = None,
                 retry_after_s: int | None = None, rejected: Sequence[SentenceCheck] = ()) -> Answer:
-        if lang == "en" and self.renderings:
-            translated = [self._translated(quote) for quote in quotes]
-            if any(quote.original is not None for quote in translated) and header == t("answer_verbatim", lang):
-                header = t("answer_translated", lang)
-            quotes = translated
-        sources = list(dict.fromkeys(quote.entry for quote in quotes))
-        used_model = result is not None and result.tokens > 0
-        return Answer(text=quoted_text(quotes, sources, lang, header), grounded=grounded, sources=sources,
-                      model=self.model_name if used_model else NO_MODEL,
-                      ttft_s=elapsed if result is None else result.ttft_s,
-                      tokens=result.tokens if result else 0, status=status, lang=lang, notice=notice,
-                      retry_after_s=retry_after_s, quotes=tuple(quotes), rejected=tuple(rejected))
-
-    def _current_renderings(self, entries: Sequence[GlossaryEntry]) -> dict[str, str]:
-        """The English renderings made from these entries' current text: what an English sentence restates."""
-        return {entry.id: rendering.en for entry in entries
-                if (rendering := self.renderings.get(entry.id)) is not None
-                and rendering.source_sha == source_sha(entry.definition)}
-
-    def _translated(self, quote: Quote) -> Quote:
-        """The entry's curated English for the quoted sentences (the whole definition or some of them) when
-        the rendering was made from this very text (a changed entry falls back to the Russian until its
-        rendering is reviewed)."""
-        rendering = self.renderings.get(quote.entry.id)
-        definition = quote.entry.definition
-        if rendering is None or rendering.source_sha != source_sha(definition):
-            return quote
-        if " ".join(quote.text.split()) == " ".join(definition.split()):
-            return Quote(quote.entry, rendering.en, original=quote.text)
-        # a few sentences of a long entry: the rendering is sentence by sentence (rag.verification.renderings.check)
-        english = rendered_sentences(quote.text, definition, rendering.en)
-        return quote if english is None else Quote(quote.entry, english, original=quote.text)
+        return quoted_answer(quotes, lang, status, header, grounded=grounded, renderings=self.renderings,
+                             model_name=self.model_name, elapsed=elapsed, notice=notice, result=result,
+                             retry_after_s=retry_after_s, rejected=rejected)
 
     async def _attempt(self, question: str, entries: list[GlossaryEntry], history: Sequence[Turn], lang: Lang,
                        params: GenerationParams, owner: str, conversation_key: str | None, started: float,
                        timeout_s: float, *, native_rules: bool = False,
                        cancel_key: str | None = None,
-                       ) -> AsyncGenerator[Queued | Generating | Delta | _Attempt | QueueFullError, None]:
-        """One generation: its verified sentences as Deltas, then the :class:`_Attempt`."""
+                       ) -> AsyncGenerator[Queued | Generating | Delta | Attempt | QueueFullError, None]:
+        """One generation: its verified sentences as Deltas, then the :class:`Attempt`."""
         assert self.backend is not None
         try:
             ticket = self.queue.enqueue(owner, tag=conversation_key, key=cancel_key)
@@ -454,32 +310,13 @@ class Answerer:
         last_user = last_user_turn(history)
         about = last_user if last_user and looks_like_follow_up(question) else None
         verified = SentenceStream(SentenceVerifier(entries, question, lang, glossary=self.entries, about=about,
-                                                   renderings=self._current_renderings(entries)))
-        attempt = _Attempt(GenerationResult(), verified)
-        events = generate(self.backend, self.queue, ticket, messages, params, started=started, timeout_s=timeout_s)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                if isinstance(event, Waiting):
-                    yield Queued(event.position, event.eta_s)
-                elif isinstance(event, RawText):
-                    if not verified.started:
-                        verified.started = True
-                        yield Generating()
-                    shown = verified.feed(event.text)
-                    if shown:
-                        attempt.first_shown_s = attempt.first_shown_s or time.monotonic() - started
-                        yield Delta(shown)
-                else:
-                    attempt.result = event
-        if attempt.result.failure is None:
-            tail = verified.flush()
-            if tail:
-                attempt.first_shown_s = attempt.first_shown_s or time.monotonic() - started
-                yield Delta(tail)
-        yield attempt
+                                                   renderings=current_renderings(entries, self.renderings)))
+        async for event in verified_generation(self.backend, self.queue, ticket, messages, verified, params,
+                                               started=started, timeout_s=timeout_s):
+            yield event
 
     async def _retry_focused(self, question: str, focused: list[GlossaryEntry], history: Sequence[Turn],
-                             lang: Lang, params: GenerationParams, started: float, first: _Attempt,
+                             lang: Lang, params: GenerationParams, started: float, first: Attempt,
                              owner: str, conversation_key: str | None, cancel_key: str | None = None,
                              ) -> AsyncGenerator[Queued | Delta | Answer, None]:
         """One more try when no sentence of the model's answer passed: only the best concept in the context,
@@ -494,10 +331,10 @@ class Answerer:
         remaining = self.timeout_s - (time.monotonic() - started)
         if remaining < MIN_RETRY_S:
             return
-        second: _Attempt | None = None
+        second: Attempt | None = None
         async for event in self._attempt(question, focused, history, lang, params, owner, conversation_key,
                                          started, remaining, native_rules=True, cancel_key=cancel_key):
-            if isinstance(event, _Attempt):
+            if isinstance(event, Attempt):
                 second = event
             elif isinstance(event, QueueFullError):
                 return
@@ -510,37 +347,23 @@ class Answerer:
             yield replace(answer, tokens=first.result.tokens + second.result.tokens,
                           rejected=(*first.stream.answer.rejected, *answer.rejected))
 
-    def _finish(self, question: str, attempt: _Attempt, entries: list[GlossaryEntry], lang: Lang) -> Answer:
-        verified, result = attempt.stream.answer, attempt.result
-        sources = [entries[n - 1] for n in verified.cited]
-        rejected = tuple(verified.rejected)
-        ttft = attempt.first_shown_s or result.ttft_s
-        if result.failure == "cancelled":
-            return Answer(text=verified.text or t("answer_cancelled", lang), grounded=False, sources=sources,
-                          model=self.model_name, ttft_s=ttft, tokens=result.tokens, status="cancelled",
-                          lang=lang, notice=t("answer_cancelled", lang), rejected=rejected)
-        if result.failure == "timeout":
-            return self._fallback(question, entries, lang, "timeout", t("answer_timeout", lang), result,
-                                  rejected=rejected)
-        if result.failure == "error":
-            return self._fallback(question, entries, lang, "fallback", t("answer_model_failed", lang), result,
-                                  rejected=rejected)
-        if not verified.text:
-            return self._fallback(question, entries, lang, "fallback", t("answer_no_citations", lang), result,
-                                  rejected=rejected)
-        return Answer(text=verified.text, grounded=True, sources=sources, model=self.model_name, ttft_s=ttft,
-                      tokens=result.tokens, status="answered", lang=lang, rejected=rejected)
+    def _finish(self, question: str, attempt: Attempt, entries: list[GlossaryEntry], lang: Lang) -> Answer:
+        def fallback(status: AnswerStatus, notice: str, result: GenerationResult,
+                     rejected: tuple[SentenceCheck, ...]) -> Answer:
+            return self._fallback(question, entries, lang, status, notice, result, rejected=rejected)
+
+        return outcome(attempt, entries, lang, self.model_name, fallback)
 
     def _quote_only(self, question: str, entries: list[GlossaryEntry], lang: Lang, started: float) -> Answer:
         """The glossary's sentences that answer the question, verbatim: the answer when the model writes none."""
-        return self._quoted(_answering(entries, question), lang, "extractive", t("answer_verbatim", lang),
+        return self._quoted(answering(entries, question), lang, "extractive", t("answer_verbatim", lang),
                             grounded=True, elapsed=time.monotonic() - started)
 
     def _fallback(self, question: str, entries: list[GlossaryEntry], lang: Lang, status: AnswerStatus,
                   notice: str, result: GenerationResult | None = None, retry_after_s: int | None = None,
                   rejected: Sequence[SentenceCheck] = ()) -> Answer:
         """The glossary's sentences that answer the question, verbatim, under a notice."""
-        return self._quoted(_answering(entries, question), lang, status, notice, grounded=False, notice=notice,
+        return self._quoted(answering(entries, question), lang, status, notice, grounded=False, notice=notice,
                             result=result, retry_after_s=retry_after_s, rejected=rejected)
 
     async def _remember(self, key: str | None, question: str, answer: Answer) -> Answer:
@@ -553,29 +376,16 @@ class Answerer:
         """Store a turn the fronts answered without the answerer (a catalog, price or rule reply), so that a
         follow-up ("а какая у неё пропускная способность?" after "сколько памяти у H200?") finds the question
         it follows."""
-        if self.conversations is None or not key:
-            return
-        try:
-            await self.conversations.append(key, question, text)
-        except Exception:  # history is a convenience; the reply has been sent
-            log.exception("could not store the conversation turn")
+        await self.memory.remember(key, question, text)
 
     async def previous_questions(self, key: str | None) -> list[str]:
         """The user's earlier questions in this conversation, the last one first (the intent of a follow-up
         may depend on them)."""
-        if not key:
-            return []
-        return [turn.text for turn in reversed(await self.history(key)) if turn.role == "user"]
+        return await self.memory.previous_questions(key)
 
     async def history(self, key: str) -> list[Turn]:
         """The conversation's stored turns, oldest first (none when there is no store or it fails)."""
-        if self.conversations is None:
-            return []
-        try:
-            return await self.conversations.history(key)
-        except Exception:
-            log.exception("could not read the conversation history")
-            return []
+        return await self.memory.history(key)
 
     async def ask(self, question: str, conversation_key: str | None = None, **kwargs: Any) -> Answer:
         """The whole answer at once (CLI ``--json``, tests, benchmarks)."""
@@ -586,40 +396,3 @@ class Answerer:
                     final = event.answer
         assert final is not None
         return final
-
-
-def _answering(entries: list[GlossaryEntry], question: str) -> list[Quote]:
-    """The glossary's sentences that answer the question (the first entry whole when none does)."""
-    return answering_quotes(entries, question) or [Quote(entries[0], entries[0].definition)]
-
-
-async def build_answerer(settings: Settings, retriever: Retriever, conversations: ConversationStore | None,
-                         backend: LLMBackend,
-                         caveats: Callable[[Sequence[GlossaryEntry]], tuple[Caveat, ...]] | None = None,
-                         ) -> Answerer:
-    """The answerer over ``backend`` (loaded here); a model that cannot load gives retrieval-only answers."""
-    reason: str | None = None
-    try:
-        await backend.load()
-    except LLMUnavailableError as exc:
-        reason = str(exc)
-        log.warning("LLM unavailable, answering from retrieval only: %s", reason)
-        await backend.aclose()
-        backend_or_none: LLMBackend | None = None
-    else:
-        backend_or_none = backend
-    queue = RequestQueue(max_waiting=settings.llm.queue_size, parallel=backend.parallel)
-    return Answerer(retriever, backend_or_none, queue=queue, conversations=conversations,
-                    top_k=settings.rag.top_k, max_tokens=settings.llm.max_tokens,
-                    temperature=settings.llm.temperature, timeout_s=settings.llm.request_timeout_s,
-                    unavailable_reason=reason, caveats=caveats, renderings=_renderings(settings),
-                    generate=settings.llm.answer_mode == "generate")
-
-
-def _renderings(settings: Settings) -> dict[str, Rendering]:
-    """The curated English renderings; without them English questions get the Russian words, as before."""
-    try:
-        return load_renderings(settings.data.data_dir / RENDERINGS_FILE)
-    except RenderingsError as exc:
-        log.warning("English renderings off: %s", exc)
-        return {}

@@ -1,6 +1,8 @@
 """One generation: wait for a slot in the LLM queue, stream the model's text, stop when asked.
 
-The model's text is raw here; nothing of it is shown before :mod:`rag.verification.sentences` has passed it. Closing
+The events are the shared vocabulary: :class:`rag.answering.events.Queued` while waiting in line, the model's
+own :class:`models.base.TextDelta` chunks (raw: citations in context numbering, unverified; nothing of it is
+shown before :mod:`rag.verification.sentences` has passed it), and last the :class:`GenerationResult`. Closing
 the event stream early (the user pressed stop, the consumer went away) cancels the generation: the model
 stops computing and the queue slot is freed.
 """
@@ -15,28 +17,21 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Literal
 
-from models.base import ChatMessage, Finished, GenerationError, GenerationParams, LLMBackend, LLMUnavailableError
-from models.base import TextDelta as ModelDelta
+from models.base import (
+    ChatMessage,
+    Finished,
+    GenerationError,
+    GenerationParams,
+    LLMBackend,
+    LLMUnavailableError,
+    TextDelta,
+)
 from models.queue import RequestCancelledError, RequestQueue, Ticket
+from rag.answering.events import Queued
 
 log = logging.getLogger(__name__)
 
 Failure = Literal["timeout", "cancelled", "error"]
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """Still in the queue, at this position."""
-
-    position: int
-    eta_s: int
-
-
-@dataclass(frozen=True)
-class RawText:
-    """Text as the model wrote it (citations in context numbering, unverified)."""
-
-    text: str
 
 
 @dataclass
@@ -48,7 +43,7 @@ class GenerationResult:
     error: str | None = None
 
 
-GenerationEvent = Waiting | RawText | GenerationResult
+GenerationEvent = Queued | TextDelta | GenerationResult
 
 
 async def generate(backend: LLMBackend, queue: RequestQueue, ticket: Ticket, messages: list[ChatMessage],
@@ -79,17 +74,17 @@ async def _produce(backend: LLMBackend, queue: RequestQueue, ticket: Ticket, mes
     try:
         async with asyncio.timeout(timeout_s):
             async for position in ticket.wait_turn():
-                out.put_nowait(Waiting(position, queue.estimated_wait_s(position)))
+                out.put_nowait(Queued(position, queue.estimated_wait_s(position)))
             stream = backend.stream(messages, params, cancel=ticket.cancel)
             async with contextlib.aclosing(stream) as chunks:
                 async for chunk in chunks:
-                    if isinstance(chunk, ModelDelta):
+                    if isinstance(chunk, TextDelta):
                         if not result.ttft_s:
                             result.ttft_s = time.monotonic() - started
                         raw = chunk.text if pieces else chunk.text.lstrip()
                         if raw:
                             pieces.append(raw)
-                            out.put_nowait(RawText(raw))
+                            out.put_nowait(TextDelta(raw))
                     elif isinstance(chunk, Finished):
                         result.tokens = chunk.completion_tokens
                         if chunk.finish_reason == "cancelled":

@@ -15,13 +15,13 @@ import pytest
 from anchorgpu.replies import render_sources as console_sources
 from app.pipeline import ReplyPipeline
 from app.reply import CatalogReply, LifecycleReply
-from app.views.answer import render_card, render_reply, source_title
+from app.views.answer import answer_json, render_card, render_reply, source_title
 from app.views.reply import render_text, reply_json
 from dev.telegram_stub import parse_html
 from infra.i18n import Lang, has
 from infra.markup import HTML, PLAIN, Markup
 from infra.settings import REPO_ROOT
-from rag.answering.answerer import Answer
+from rag.answering.events import Answer
 from rag.glossary import glossary_file
 from rag.rules import RuleBook
 from tests.app.support import build_pipeline
@@ -92,7 +92,7 @@ def test_a_glossary_answer_and_a_card_show_titles_on_every_front(lang: Lang) -> 
         assert f"[1] {nvlink}" in shown and f"[2] {rental}" in shown, shown
         assert ".txt" not in shown, shown
     assert console.strip().splitlines()[1:] == [f"[1] {nvlink} (000-nvlink)", f"[2] {rental} (002-rental-term)"]
-    assert [source["source"] for source in answer.to_json()["sources"]] == ["000_9a9371b59a12d732.txt", RULES_SEED]
+    assert [source["source"] for source in answer_json(answer)["sources"]] == ["000_9a9371b59a12d732.txt", RULES_SEED]
     card = parse_html(render_card(answer.sources[0], lang, HTML))  # inline mode and /terms
     assert card.endswith(("Источник: Глоссарий ML и GPU", "Source: ML and GPU glossary")) and ".txt" not in card
 

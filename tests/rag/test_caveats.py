@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from app.views.answer import render_reply
+from app.views.answer import answer_json, render_reply
 from app.views.catalog import render_rule_answer
 from infra.markup import HTML
 from infra.settings import REPO_ROOT
-from rag.answering.answerer import Answer
+from rag.answering.events import Answer
 from rag.glossary import glossary_file, read_glossary
 from rag.rules import Caveat, RuleBook, RulesError
 
@@ -66,7 +66,7 @@ def test_a_reply_ends_with_the_caveats_after_the_sources() -> None:
                     tokens=0, status="answered", lang="ru", caveats=(caveat,))
     text = render_reply(answer)
     assert text.index("Источники") < text.index("«Определения объясняют концепцию.»")
-    assert answer.to_json()["caveats"] == [{"source": entry.source, "text": "Определения объясняют концепцию."}]
+    assert answer_json(answer)["caveats"] == [{"source": entry.source, "text": "Определения объясняют концепцию."}]
 
 
 def test_a_caveat_that_is_not_a_note_of_its_source_is_refused(tmp_path: Path) -> None:

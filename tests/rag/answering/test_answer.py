@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from app.views.answer import answer_json
 from infra.settings import DataSettings, LLMSettings, Settings
 from models import build_backend
 from models.base import ChatMessage, GenerationParams, StreamChunk
 from models.llama_backend import LlamaCppBackend
 from models.queue import RequestQueue
-from rag.answering.answerer import Answer, Answerer, AnswerEvent, Delta, Done, Queued, build_answerer
+from rag.answering.answerer import Answerer
+from rag.answering.build import build_answerer
+from rag.answering.events import Answer, AnswerEvent, Delta, Done, Queued
 from rag.answering.prompt import Turn
 from rag.glossary import GlossaryEntry
 from rag.retrieval.retriever import HybridRetriever
@@ -109,8 +112,8 @@ async def test_in_scope_answer_streams_and_is_grounded_or_falls_back(
         # not grounded
         assert answer.status == "fallback" and not answer.grounded
         assert ENTRIES[1].definition in answer.text
-    assert answer.to_json().keys() == {"answer", "grounded", "sources", "model", "ttft_s", "tokens", "caveats"}
-    assert answer.to_json()["sources"][0].keys() == {"id", "term", "definition", "source"}
+    assert answer_json(answer).keys() == {"answer", "grounded", "sources", "model", "ttft_s", "tokens", "caveats"}
+    assert answer_json(answer)["sources"][0].keys() == {"id", "term", "definition", "source"}
 
 
 @pytest.mark.parametrize("problem", ["missing", "corrupt"])

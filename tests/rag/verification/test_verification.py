@@ -8,7 +8,8 @@ import pytest
 from rag.glossary import GlossaryEntry, load_glossary
 from rag.language import Lang
 from rag.verification.renderings import RENDERINGS_FILE, load_renderings, source_sha
-from rag.verification.sentences import SentenceStream, SentenceVerifier, is_yes_no_question, same_root
+from rag.verification.sentences import SentenceVerifier, is_yes_no_question, same_root
+from rag.verification.stream import SentenceStream
 from tests.conftest import DATA_DIR
 
 GLOSSARY = load_glossary(DATA_DIR)

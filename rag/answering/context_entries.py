@@ -1,0 +1,65 @@
+"""The context of an answer: the entries retrieval found for the question, chosen and ordered.
+
+:func:`rag.context.choose_context` decides which hits make the context (or that the question is out of
+scope); here the search runs (off the event loop), a follow-up is searched together with the question it
+follows, and the concepts a question names by their Latin term are put first (:func:`named_first`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from rag.answering.memory import last_user_turn
+from rag.answering.prompt import Turn
+from rag.context import Retriever, choose_context, is_definition_question, looks_like_follow_up
+from rag.glossary import GlossaryEntry
+from rag.retrieval.retriever import SearchResult
+from rag.verification.mentions import concept_names
+
+MAX_NAMED_CONCEPTS = 2  # the question's own terms put first in the context ("X vs Y" names two)...
+ENTRIES_PER_NAMED_CONCEPT = 2  # ...with at most this many entries each, so the prompt stays top_k long
+
+
+async def search(retriever: Retriever, query: str, top_k: int) -> SearchResult:
+    result: SearchResult = await asyncio.to_thread(retriever.search, query, top_k)
+    return result
+
+
+async def context_entries(retriever: Retriever, glossary: Callable[[], list[GlossaryEntry]], question: str,
+                          history: Sequence[Turn], *, top_k: int, topical: bool = False,
+                          ) -> list[GlossaryEntry] | None:
+    """The context entries, or None when the question is out of scope (see :func:`choose_context`).
+    ``glossary``: every entry, read when needed (the served snapshot: a reload replaces it)."""
+    alone = await search(retriever, question, top_k)
+    if topical and not alone.in_scope and alone.evidence is not None and alone.evidence.names > 0:
+        alone = replace(alone, in_scope=True)  # a glossary headword, in a message routed as a concept question
+    last_user = last_user_turn(history)
+    combined = None
+    if last_user and looks_like_follow_up(question):
+        combined = await search(retriever, f"{question} {last_user}", top_k)
+    entries = choose_context([alone], question, follow_up_of=combined, top_k=top_k)
+    if entries is None or combined is not None or is_definition_question(question):
+        return entries  # a definition's concept is retrieval's call; a follow-up's terms are the turn's
+    return named_first(glossary(), question, entries, top_k)
+
+
+def named_first(glossary: Sequence[GlossaryEntry], question: str, entries: list[GlossaryEntry],
+                top_k: int) -> list[GlossaryEntry]:
+    """The concepts the question names by a Latin term come first in the context, found if retrieval
+    missed them: «нужен ли loss scaling для BF16?» ranks FP16's entry (it says "loss scaling") above
+    BF16's, and the answer, or the glossary's words when no sentence passes, must be about BF16. Not for
+    definitions (retrieval picks the concept asked) or follow-ups (the turn before names the subject)."""
+    if not glossary or entries[0].category == "comparisons":
+        return entries  # an entry comparing the named concepts («LoRA и DreamBooth») answers for both
+    named = concept_names(tuple(glossary)).in_order(question, latin_only=True)[:MAX_NAMED_CONCEPTS]
+    if not named:
+        return entries
+    first: list[GlossaryEntry] = []
+    for concept in named:
+        own = [e for e in glossary if e.concept == concept and e.category != "comparisons"]
+        own.sort(key=lambda e: e not in entries)  # the entries retrieval picked first
+        first += own[:ENTRIES_PER_NAMED_CONCEPT]
+    promoted = {e.id for e in first}
+    return (first + [e for e in entries if e.id not in promoted])[:max(top_k, len(first))]
