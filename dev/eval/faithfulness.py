@@ -65,13 +65,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, model_validator
+
+from infra.yamlfile import Text, read_yaml, validate
 
 FAITHFULNESS_FILE = Path(__file__).resolve().parents[2] / "tests" / "eval" / "faithfulness.yaml"
 
@@ -107,7 +109,7 @@ YesNo = Literal["yes", "no"]
 
 
 class FaithfulnessSetError(ValueError):
-    """The set file is missing or malformed; the message names the item and the field."""
+    """The set file is missing or malformed; the message names the file, the line and the field."""
 
 
 @dataclass(frozen=True)
@@ -165,86 +167,93 @@ def expand(pattern: str) -> str:
     return pattern.replace("ё", "е").replace("Ё", "Е").replace(SAME, SAME_RE).replace(START, START_RE)
 
 
-def _compile(pattern: Any, where: str) -> Claim:
+def _claim(pattern: Any) -> Claim:
     if not isinstance(pattern, str) or not pattern.strip():
-        raise FaithfulnessSetError(f"{where}: a pattern must be a non-empty string, got {pattern!r}")
+        raise ValueError(f"a pattern must be a non-empty string, got {pattern!r}")
     try:
         return Claim(pattern, re.compile(expand(pattern), re.IGNORECASE))
     except re.error as exc:
-        raise FaithfulnessSetError(f"{where}: pattern {pattern!r} does not compile: {exc}") from None
+        raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
 
 
-def _strings(raw: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
-    value = raw.get(key) or []
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise FaithfulnessSetError(f"{where}: {key} must be a list of non-empty strings")
-    return tuple(v.strip() for v in value)
+def _filled(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty")
+    return text.strip()
 
 
-def _item_from(raw: Any, position: int) -> FaithfulnessItem:
-    if not isinstance(raw, dict):
-        raise FaithfulnessSetError(f"item #{position}: must be a mapping, got {type(raw).__name__}")
-    item_id = str(raw.get("id") or "").strip()
-    where = f"item {item_id or f'#{position}'}"
-    for key in ("id", "question", "lang", "kind", "expect"):
-        if not str(raw.get(key) or "").strip():
-            raise FaithfulnessSetError(f"{where}: missing {key}")
-    unknown = set(raw) - {"id", "question", "lang", "kind", "history", "expect", "entries", "catalog",
-                          "must_state", "must_not", "yes_no"}
-    if unknown:
-        raise FaithfulnessSetError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
-    lang, kind, expect = str(raw["lang"]), str(raw["kind"]), str(raw["expect"])
-    if lang not in LANGS:
-        raise FaithfulnessSetError(f"{where}: lang must be one of {', '.join(LANGS)}, got {lang!r}")
-    if kind not in KINDS:
-        raise FaithfulnessSetError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    if expect not in EXPECTS:
-        raise FaithfulnessSetError(f"{where}: expect must be answer or refuse, got {expect!r}")
-    raw_yes_no = raw.get("yes_no")
+def _one_of(allowed: tuple[str, ...]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+    return check
+
+
+def _spelled(value: Any) -> Any:
     # YAML 1.1 reads a bare yes/no as a boolean: accept both spellings.
-    spelled = ("yes" if raw_yes_no else "no") if isinstance(raw_yes_no, bool) else raw_yes_no
-    if spelled not in (None, "yes", "no"):
-        raise FaithfulnessSetError(f"{where}: yes_no must be yes, no or null, got {raw_yes_no!r}")
-    yes_no: YesNo | None = "yes" if spelled == "yes" else "no" if spelled == "no" else None
-    groups_raw = raw.get("must_state") or []
-    if not isinstance(groups_raw, list) or not all(isinstance(g, list) and g for g in groups_raw):
-        raise FaithfulnessSetError(f"{where}: must_state must be a list of non-empty lists of patterns")
-    must_state = tuple(tuple(_compile(p, f"{where} must_state") for p in group) for group in groups_raw)
-    not_raw = raw.get("must_not") or []
-    if not isinstance(not_raw, list):
-        raise FaithfulnessSetError(f"{where}: must_not must be a list of patterns")
-    must_not = tuple(_compile(p, f"{where} must_not") for p in not_raw)
-    entries = _strings(raw, "entries", where)
-    catalog = _strings(raw, "catalog", where)
-    if expect == "answer" and not (entries or catalog):
-        raise FaithfulnessSetError(f"{where}: an answerable item needs entries or catalog refs")
-    if expect == "answer" and not must_state:
-        raise FaithfulnessSetError(f"{where}: an answerable item needs must_state")
-    if expect == "refuse" and (must_state or entries):
-        raise FaithfulnessSetError(f"{where}: a refusal item has no must_state and no entries")
-    return FaithfulnessItem(
-        id=item_id, question=str(raw["question"]).strip(), lang=lang, kind=kind,
-        expect="answer" if expect == "answer" else "refuse", entries=entries, catalog=catalog,
-        must_state=must_state, must_not=must_not, yes_no=yes_no, history=_strings(raw, "history", where),
-    )
+    return ("yes" if value else "no") if isinstance(value, bool) else value
+
+
+Pattern = Annotated[Claim, PlainValidator(_claim)]
+Filled = Annotated[Text, AfterValidator(_filled)]
+Strings = list[Annotated[str, AfterValidator(_filled)]]
+
+
+class _Item(BaseModel):
+    """One item of the set (its fields are described in the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: Filled
+    question: Filled
+    lang: Annotated[Text, AfterValidator(_one_of(LANGS))]
+    kind: Annotated[Text, AfterValidator(_one_of(KINDS))]
+    history: Strings | None = None
+    expect: Annotated[Text, AfterValidator(_one_of(EXPECTS))]
+    entries: Strings | None = None
+    catalog: Strings | None = None
+    must_state: list[Annotated[list[Pattern], Field(min_length=1)]] | None = None
+    must_not: list[Pattern] | None = None
+    yes_no: Annotated[YesNo | None, BeforeValidator(_spelled)] = None
+
+    @model_validator(mode="after")
+    def _answerable_or_refused(self) -> _Item:
+        if self.expect == "answer" and not (self.entries or self.catalog):
+            raise ValueError("an answerable item needs entries or catalog refs")
+        if self.expect == "answer" and not self.must_state:
+            raise ValueError("an answerable item needs must_state")
+        if self.expect == "refuse" and (self.must_state or self.entries):
+            raise ValueError("a refusal item has no must_state and no entries")
+        return self
+
+    def item(self) -> FaithfulnessItem:
+        return FaithfulnessItem(
+            id=self.id, question=self.question, lang=self.lang, kind=self.kind,
+            expect="answer" if self.expect == "answer" else "refuse", entries=tuple(self.entries or ()),
+            catalog=tuple(self.catalog or ()), must_state=tuple(tuple(group) for group in self.must_state or ()),
+            must_not=tuple(self.must_not or ()), yes_no=self.yes_no, history=tuple(self.history or ()))
+
+
+class _FaithfulnessFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[_Item]
 
 
 def load_faithfulness_set(path: Path = FAITHFULNESS_FILE) -> FaithfulnessSet:
+    """The set; a malformed item raises :class:`FaithfulnessSetError` naming the file, the line and the field."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = read_yaml(path, FaithfulnessSetError)
     except FileNotFoundError:
         raise FaithfulnessSetError(f"faithfulness set not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise FaithfulnessSetError(f"faithfulness set {path} is not valid YAML: {exc}") from None
-    raw_items = document.get("items") if isinstance(document, dict) else None
-    if not isinstance(raw_items, list):
-        raise FaithfulnessSetError(f"faithfulness set {path} has no 'items' list")
-    items = [_item_from(raw, i) for i, raw in enumerate(raw_items)]
-    seen: set[str] = set()
-    for item in items:
-        if item.id in seen:
-            raise FaithfulnessSetError(f"item id {item.id} appears twice")
-        seen.add(item.id)
+    items = [raw.item() for raw in validate(_FaithfulnessFile, document, FaithfulnessSetError).items]
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if item.id in first:
+            raise FaithfulnessSetError(f"{document.where(('items', index, 'id'))}: item id {item.id} appears twice "
+                                       f"(first at line {document.line(('items', first[item.id], 'id'))})")
+        first[item.id] = index
     return FaithfulnessSet(items)
 
 

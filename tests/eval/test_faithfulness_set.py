@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Annotated
 
 import pytest
-import yaml
+from pydantic import Field, RootModel
 
 from dev.eval.catalog_facts import catalog_facts
 from dev.eval.faithfulness import (
@@ -32,6 +33,7 @@ from dev.eval.faithfulness import (
 )
 from gpu.data import GpuData
 from infra.settings import REPO_ROOT
+from infra.yamlfile import load
 from rag.glossary import GlossaryEntry, load_glossary
 
 
@@ -121,6 +123,8 @@ def test_russian_labels_are_stated_by_the_entries_they_cite(eval_set: Faithfulne
 
 
 REFERENCE_ANSWERS = Path(__file__).with_name("faithfulness_answers.yaml")
+# item id -> an answer; through infra.yamlfile, so an id written twice is refused, not silently overwritten
+Answers = RootModel[dict[str, Annotated[str, Field(min_length=1)]]]
 
 
 def test_every_label_can_be_satisfied_by_a_correct_answer(eval_set: FaithfulnessSet,
@@ -128,7 +132,7 @@ def test_every_label_can_be_satisfied_by_a_correct_answer(eval_set: Faithfulness
                                                           facts: dict[str, str]) -> None:
     """Items the Russian glossary text cannot vouch for (English, catalog figures, paraphrases) have a
     hand-written correct answer; each must score correct against its own sources and catalog facts."""
-    answers = yaml.safe_load(REFERENCE_ANSWERS.read_text(encoding="utf-8"))
+    answers = load(Answers, REFERENCE_ANSWERS).root
     needed = {i.id for i in eval_set.items
               if i.expect == "answer" and (i.lang == "en" or i.catalog or i.kind == "paraphrase")}
     assert needed <= set(answers), sorted(needed - set(answers))
@@ -147,7 +151,7 @@ WRONG_ANSWERS = Path(__file__).with_name("faithfulness_wrong_answers.yaml")
 def test_every_swapped_or_negated_answer_is_flagged() -> None:
     """The must_not patterns catch the failure they were written for, on plain wrong answers."""
     eval_set = load_faithfulness_set()
-    wrong = yaml.safe_load(WRONG_ANSWERS.read_text(encoding="utf-8"))
+    wrong = load(Answers, WRONG_ANSWERS).root
     assert len(wrong) >= 60
     assert {"comparison", "yes_no", "rental", "number", "follow_up"} <= {eval_set.by_id(i).kind for i in wrong}
     missed = [item_id for item_id, answer in wrong.items()
@@ -166,28 +170,32 @@ ITEM = ("items:\n- id: x-1\n  question: q?\n  lang: ru\n  kind: definition\n  ex
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    ("  must_state:\n    - ['(unclosed']\n", "x-1 must_state: pattern '(unclosed' does not compile"),
-    ("  must_state:\n    - ['ok']\n  must_not: ['[a-']\n", "x-1 must_not: pattern '[a-' does not compile"),
-    ("", "x-1: an answerable item needs must_state"),
-    ("  must_state:\n    - ['ok']\n  yes_no: maybe\n", "x-1: yes_no must be yes, no or null"),
-    ("  must_state:\n    - ['ok']\n  answer: 42\n", "x-1: unknown field(s) answer"),
-    ("  must_state: ['ok']\n", "x-1: must_state must be a list of non-empty lists"),
+    ("  must_state:\n    - ['(unclosed']\n", "line 9: items[0].must_state[0][0]: pattern '(unclosed' does not compile"),
+    ("  must_state:\n    - ['ok']\n  must_not: ['[a-']\n",
+     "line 10: items[0].must_not[0]: pattern '[a-' does not compile"),
+    ("", "line 2: items[0]: an answerable item needs must_state"),
+    ("  must_state:\n    - ['ok']\n  yes_no: maybe\n", "line 10: items[0].yes_no: Input should be 'yes' or 'no'"),
+    ("  must_state:\n    - ['ok']\n  answer: 42\n", "line 10: items[0].answer: unknown field"),
+    ("  must_state: ['ok']\n", "line 8: items[0].must_state[0]: Input should be a valid list"),
 ])
-def test_a_broken_item_gets_a_clear_message(tmp_path: Path, extra: str, message: str) -> None:
-    with pytest.raises(FaithfulnessSetError, match="^" + re.escape("item " + message)):
-        load_faithfulness_set(_write(tmp_path, ITEM + extra))
+def test_a_broken_item_names_the_file_the_line_and_the_field(tmp_path: Path, extra: str, message: str) -> None:
+    path = _write(tmp_path, ITEM + extra)
+    with pytest.raises(FaithfulnessSetError, match="^" + re.escape(f"{path}, {message}")) as caught:
+        load_faithfulness_set(path)
+    assert ";" not in str(caught.value)
 
 
 def test_a_broken_file_gets_a_clear_message(tmp_path: Path) -> None:
     with pytest.raises(FaithfulnessSetError, match="not found"):
         load_faithfulness_set(tmp_path / "missing.yaml")
-    with pytest.raises(FaithfulnessSetError, match="not valid YAML"):
+    with pytest.raises(FaithfulnessSetError, match=r"set\.yaml, line 2: not valid YAML"):
         load_faithfulness_set(_write(tmp_path, "items: [\n"))
-    with pytest.raises(FaithfulnessSetError, match="no 'items' list"):
+    with pytest.raises(FaithfulnessSetError, match=r"set\.yaml, line 1: items: required"):
         load_faithfulness_set(_write(tmp_path, "entries: []\n"))
-    with pytest.raises(FaithfulnessSetError, match="kind must be one of"):
+    with pytest.raises(FaithfulnessSetError, match=r"set\.yaml, line 5: items\[0\]\.kind: must be one of"):
         load_faithfulness_set(_write(tmp_path, ITEM.replace("definition", "trivia")))
-    with pytest.raises(FaithfulnessSetError, match="x-1 appears twice"):
+    with pytest.raises(FaithfulnessSetError, match=r"line 10: items\[1\]\.id: item id x-1 appears twice \(first at "
+                                                   r"line 2\)"):
         body = ITEM + "  must_state:\n    - ['ok']\n"
         load_faithfulness_set(_write(tmp_path, body + body.removeprefix("items:\n")))
 
