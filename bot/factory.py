@@ -29,6 +29,7 @@ from bot.delivery.background import BackgroundTasks
 from bot.delivery.dedupe_store import FailoverUpdateClaims, RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.delivery.generations import Generations
 from bot.delivery.placement_reminders import stop_task
+from bot.deps import Answering, Output
 from bot.fsm_storage import build_fsm_storage
 from bot.health import HealthChecks
 from bot.middlewares.ratelimit import RateLimits, build_rate_limits
@@ -140,12 +141,18 @@ def injected_services(services: Services) -> dict[str, Any]:
 
 
 def create_dispatcher(settings: Settings, runtime: BotRuntime) -> Dispatcher:
+    services = runtime.services
+    output = Output(pacer=ChatPacer(), generations=Generations(), notices=Notices(),
+                    rich=RichReplies(settings.telegram.rich_messages))
+    answering = Answering(pipeline=services.pipeline, gpu_data=services.data, answerer=services.answerer,
+                          retriever=services.retriever, feedback=runtime.feedback, answer_jobs=runtime.answer_jobs)
+    # the groups (answering, output) and, for handlers that use one or two, their parts by name
     dispatcher = Dispatcher(storage=build_fsm_storage(settings, runtime.engine), settings=settings,
-                            pacer=ChatPacer(), generations=Generations(), notices=Notices(),
+                            answering=answering, output=output,
+                            pacer=output.pacer, generations=output.generations, notices=output.notices,
                             preferences=runtime.preferences, feedback=runtime.feedback,
-                            health=runtime.health, answer_jobs=runtime.answer_jobs,
-                            rich=RichReplies(settings.telegram.rich_messages),
-                            **injected_services(runtime.services))
+                            health=runtime.health, answer_jobs=runtime.answer_jobs, rich=output.rich,
+                            **injected_services(services))
     middlewares.install(dispatcher, settings, runtime.claims, runtime.preferences, runtime.rate_limits)
     dispatcher.include_router(build_root_router())
     dispatcher.startup.register(_on_startup)

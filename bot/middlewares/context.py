@@ -32,7 +32,8 @@ class AllowListMiddleware(BaseMiddleware):
 
 
 class PreferencesMiddleware(BaseMiddleware):
-    """Injects ``lang`` and ``answer_length`` for the handler (group setting > user setting > Telegram)."""
+    """Injects ``lang``, ``lang_explicit`` and ``answer_length`` for the handler, and the three together as
+    ``reader`` (:class:`bot.preferences.Resolved`; group setting > user setting > Telegram)."""
 
     def __init__(self, store: PreferenceStore) -> None:
         self.store = store
@@ -49,6 +50,7 @@ class PreferencesMiddleware(BaseMiddleware):
         except Exception:  # database down: Telegram's language and defaults still let the handler answer
             log.warning("preferences unavailable, using defaults", exc_info=True)
             resolved = Resolved(lang=pick_lang(user.language_code if user else None), answer_length="normal")
+        data["reader"] = resolved  # the three below, together
         data["lang"] = resolved.lang
         data["lang_explicit"] = resolved.lang_explicit
         data["answer_length"] = resolved.answer_length

@@ -24,24 +24,22 @@ from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.gaps.log import FeedbackStore
-from app.pipeline import ReplyPipeline
 from app.reply import GlossaryReply, RefusalReply, SmallTalkReply
 from app.views.answer import render_reply
 from app.views.reply import render_text
 from bot import metrics
 from bot.answer_jobs import AnswerJob, AnswerJobs, Ownership
 from bot.answer_recovery import AnswerJobSweeper
-from bot.delivery.generations import Generation, Generations
+from bot.delivery.generations import Generation
+from bot.deps import Answering, Output
 from bot.filters import AddressedQuestion, Sync, thread_of
-from bot.output.notices import Notices, PersonalNotice
+from bot.output.notices import PersonalNotice
 from bot.output.replies import send_reply
-from bot.output.rich import RichReplies
 from bot.output.streaming import AnswerStream, ChatPacer, Target, new_draft_id, reply_html, send_html
-from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
+from bot.preferences import LENGTH_TOKEN_SHARE, Resolved
 from bot.recorded_answers import record_answer
 from bot.ui.callbacks import ClarifyButton
 from bot.ui.keyboards import feedback_keyboard, stop_keyboard
-from gpu.data import GpuData
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
 from rag.answering.answerer import Answerer
@@ -57,27 +55,19 @@ MAX_QUESTION_CHARS = 2000
 
 
 @router.message(Command("ask"))
-async def on_ask(message: Message, command: CommandObject, bot: Bot, pipeline: ReplyPipeline, gpu_data: GpuData,
-                 answerer: Answerer | None, pacer: ChatPacer, lang: Lang, lang_explicit: bool,
-                 answer_length: AnswerLength, feedback: FeedbackStore | None = None,
-                 retriever: HybridRetriever | None = None, generations: Generations | None = None,
-                 notices: Notices | None = None, answer_jobs: AnswerJobs | None = None,
-                 rich: RichReplies | None = None) -> None:
+async def on_ask(message: Message, command: CommandObject, bot: Bot, answering: Answering, output: Output,
+                 reader: Resolved) -> None:
     question = (command.args or "").strip()
     replied = message.reply_to_message
     if not question and replied is not None and (replied.text or replied.caption):
         question = (replied.text or replied.caption or "").strip()  # "/ask" in reply to a question
-    await on_question(message, question, bot, pipeline, gpu_data, answerer, pacer, lang, lang_explicit,
-                      answer_length, feedback, retriever, generations, notices, answer_jobs, rich)
+    await on_question(message, question, bot, answering, output, reader)
 
 
 @router.message(Sync(F.text), AddressedQuestion())
-async def on_question(message: Message, question: str, bot: Bot, pipeline: ReplyPipeline, gpu_data: GpuData,
-                      answerer: Answerer | None, pacer: ChatPacer, lang: Lang, lang_explicit: bool,
-                      answer_length: AnswerLength, feedback: FeedbackStore | None = None,
-                      retriever: HybridRetriever | None = None, generations: Generations | None = None,
-                      notices: Notices | None = None, answer_jobs: AnswerJobs | None = None,
-                      rich: RichReplies | None = None) -> None:
+async def on_question(message: Message, question: str, bot: Bot, answering: Answering, output: Output,
+                      reader: Resolved) -> None:
+    lang, answerer = reader.lang, answering.answerer
     if not question:
         await reply_html(message, escape(t("ask_usage", lang)))
         return
@@ -88,21 +78,20 @@ async def on_question(message: Message, question: str, bot: Bot, pipeline: Reply
     key = conversation_key(message.chat.id, thread_of(message))
     history = await answerer.history(key) if answerer is not None else []  # read once, for every step
     # the answerer's rule for every kind of answer: the user's setting, else the question's language
-    reply = await pipeline.reply(question, history=history, lang=lang if lang_explicit else None)
+    reply = await answering.pipeline.reply(question, history=history,
+                                           lang=lang if reader.lang_explicit else None)
     if isinstance(reply, GlossaryReply):
-        await answer_question(message, question, bot=bot, answerer=answerer, pacer=pacer, lang=lang,
-                              lang_explicit=lang_explicit, answer_length=answer_length, feedback=feedback,
-                              retriever=retriever, generations=generations, notices=notices,
-                              answer_jobs=answer_jobs, history=history, topical=reply.topical)
+        await answer_question(message, question, bot, answering, output, reader, history=history,
+                              topical=reply.topical)
         return
     if isinstance(reply, RefusalReply) and reply.reason.key == "pipeline_off_topic":
-        await _refuse_with_feedback(message, reply, feedback, retriever)
+        await _refuse_with_feedback(message, reply, answering.feedback, answering.retriever)
         return
     if answerer is not None and not isinstance(reply, RefusalReply | SmallTalkReply):
         # a follow-up ("а у неё?", «на неделю» after "how long?") takes its subject from this turn: stored
         # before the reply goes out, so that a button pressed at once under it finds the turn
-        await answerer.remember_reply(key, question, render_text(reply, gpu_data))
-    await send_reply(message, bot, reply, gpu_data, rich)
+        await answerer.remember_reply(key, question, render_text(reply, answering.gpu_data))
+    await send_reply(message, bot, reply, answering.gpu_data, output.rich)
 
 
 async def _refuse_with_feedback(message: Message, reply: RefusalReply, feedback: FeedbackStore | None,
@@ -119,27 +108,26 @@ async def _refuse_with_feedback(message: Message, reply: RefusalReply, feedback:
 
 @router.callback_query(ClarifyButton.filter())
 async def on_clarify_button(callback: CallbackQuery, callback_data: ClarifyButton, bot: Bot,
-                            pipeline: ReplyPipeline, gpu_data: GpuData, answerer: Answerer | None,
-                            pacer: ChatPacer, lang: Lang, lang_explicit: bool, answer_length: AnswerLength,
-                            rich: RichReplies | None = None) -> None:
+                            answering: Answering, output: Output, reader: Resolved) -> None:
     """A common answer pressed under a clarifying question: sent on as the user's next message."""
     message = callback.message
     if not isinstance(message, Message):
-        await callback.answer(t("clarify_stale", lang), show_alert=False)
+        await callback.answer(t("clarify_stale", reader.lang), show_alert=False)
         return
     await callback.answer()
     with contextlib.suppress(TelegramAPIError):  # the question keeps its text; its buttons are spent
         await message.edit_reply_markup(reply_markup=None)
-    await on_question(message, callback_data.value, bot, pipeline, gpu_data, answerer, pacer, lang,
-                      lang_explicit, answer_length, rich=rich)
+    # as before: a pressed answer is answered without vote buttons, «Стоп», notices or an answer job
+    await on_question(message, callback_data.value, bot, Answering(answering.pipeline, answering.gpu_data,
+                                                                   answering.answerer),
+                      Output(output.pacer, rich=output.rich), reader)
 
 
-async def answer_question(message: Message, question: str, *, bot: Bot, answerer: Answerer | None,
-                          pacer: ChatPacer, lang: Lang, lang_explicit: bool = False,
-                          answer_length: AnswerLength = "normal", feedback: FeedbackStore | None = None,
-                          retriever: HybridRetriever | None = None, generations: Generations | None = None,
-                          notices: Notices | None = None, answer_jobs: AnswerJobs | None = None,
-                          history: list[Turn] | None = None, topical: bool = False) -> None:
+async def answer_question(message: Message, question: str, bot: Bot, answering: Answering, output: Output,
+                          reader: Resolved, *, history: list[Turn] | None = None, topical: bool = False) -> None:
+    lang, lang_explicit, answerer = reader.lang, reader.lang_explicit, answering.answerer
+    feedback, retriever, answer_jobs = answering.feedback, answering.retriever, answering.answer_jobs
+    generations, notices = output.generations, output.notices
     is_private = message.chat.type == ChatType.PRIVATE
     thread_id = thread_of(message)
     target = Target(chat_id=message.chat.id, thread_id=thread_id,
@@ -149,7 +137,7 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
         return
     user_id = message.from_user.id if message.from_user else None
     # /settings answer length scales the configured token budget
-    max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
+    max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[reader.answer_length]))
     opened = await _open_job(answer_jobs, message, question, target, lang, lang_explicit)
     if opened is False:
         return  # the same question, redelivered: a live replica is answering it, or has answered it
@@ -169,7 +157,7 @@ async def answer_question(message: Message, question: str, *, bot: Bot, answerer
                 if not is_private and notices is not None and user_id is not None else None)
     try:
         final, generation_s = await _stream_answer(
-            answerer, question, bot, target, lang, pacer, stop_markup, draft_id, generation, personal,
+            answerer, question, bot, target, lang, output.pacer, stop_markup, draft_id, generation, personal,
             conversation_key(message.chat.id, thread_id), user_id, lang_explicit, max_tokens, feedback, retriever,
             answer_jobs, job_id, history, topical)
     finally:
