@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rag.glossary import GlossaryEntry
-from rag.language import Lang, prevailing_lang
+from rag.language import Lang, is_why_question, is_yes_no_question, prevailing_lang
 from rag.text import compact, content_lemmas
 from rag.verification.alignment import SENTENCE_JOIN, align, same_root
 from rag.verification.citations import CITATION, strip_citations, verify_citations
@@ -51,13 +51,6 @@ _ANY_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 _CYRILLIC_NAMES = re.compile(r"«[^»]*»")  # a quoted Russian name in an English sentence keeps it English
 _YES_NO_START = re.compile(r"(?i)^\s*(да|нет|конечно|разумеется|yes|no|sure|of\s+course|certainly)\b[\s,.!—-]")
-_YES_NO_QUESTION = re.compile(
-    r"(?i)(\bли\b|^\s*(правда|верно|можно|нужно|надо|должен|обязательно)\b|^\s*(is|are|do|does|did|can|could|will|"
-    r"would|should|must|has|have|was|were|may)\b)")
-# «DDP шардирует параметры модели?»: a Russian question with no question word asks yes or no by intonation
-_QUESTION_WORD = re.compile(
-    r"(?i)\b(что|чем|ч[её]м|как\w*|зачем|почему|сколько|где|когда|кто|куда|откуда|какой|какая|какое|какие|каков\w*|"
-    r"для\s+чего|объясни\w*|расскажи\w*|what|how|why|which|where|when|who|whom|whose|vs|versus|или|or)\b")
 
 Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "language", "echo", "claim"]
 _DEFINED = re.compile(r"(?i)^\s*(?P<head>[^—–:;,.()]{1,60}?)(?:\s*\([^)]{0,60}\))?\s+(?:[—–-]\s|is\s+(?:a|an|the)\s|"
@@ -65,7 +58,6 @@ _DEFINED = re.compile(r"(?i)^\s*(?P<head>[^—–:;,.()]{1,60}?)(?:\s*\([^)]{0,6
 # a sentence giving a cause claims one: the cited entry must state a cause too
 _CAUSE = re.compile(r"(?i)\b(потому\s+что|так\s+как|поскольку|из-за|благодаря|вследствие|поэтому|следовательно|"
                     r"because|due\s+to|as\s+a\s+result|therefore|thanks\s+to|hence)\b")
-_WHY_QUESTION = re.compile(r"(?i)\b(почему|отчего|зачем|с\s+какой\s+стати|why|how\s+come)\b")
 # comparisons a claim can turn on; "more" and "than" are stopwords to the lemma checks
 _COMPARATIVE = re.compile(
     r"(?i)\b(more|less|fewer|better|worse|faster|slower|higher|lower|bigger|larger|smaller|greater|cheaper|"
@@ -107,13 +99,6 @@ def _sentences(text: str) -> list[str]:
     return single + [f"{first}{SENTENCE_JOIN}{second}" for first, second in itertools.pairwise(single)]
 
 
-def is_yes_no_question(question: str) -> bool:
-    question = question.strip()
-    if _YES_NO_QUESTION.search(question):
-        return True
-    return question.endswith("?") and bool(_CYRILLIC.search(question)) and not _QUESTION_WORD.search(question)
-
-
 def _comparatives(text: str) -> set[str]:
     return {word.lower() for word in _COMPARATIVE.findall(text)}
 
@@ -147,7 +132,7 @@ class SentenceVerifier:
         self.yes_no = is_yes_no_question(question)
         # "почему DDP шардирует параметры?" takes "DDP шардирует параметры" for granted, as a yes/no question
         # asks it: a sentence repeating it states it
-        self.presupposes = self.yes_no or bool(_WHY_QUESTION.search(question))
+        self.presupposes = self.yes_no or is_why_question(question)
         self._words = [set(content_lemmas(f"{e.term} {' '.join(e.aliases)} {e.definition} {rendering}"))
                        for e, rendering in zip(self.entries, self._renderings, strict=True)]
         self._names = [[compact(name) for name in e.names if len(compact(name)) >= 3] for e in self.entries]

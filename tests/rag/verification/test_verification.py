@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from rag.glossary import GlossaryEntry, load_glossary
-from rag.language import Lang
+from rag.language import Lang, is_yes_no_question
 from rag.verification.renderings import RENDERINGS_FILE, load_renderings, source_sha
-from rag.verification.sentences import SentenceVerifier, is_yes_no_question, same_root
+from rag.verification.sentences import SentenceVerifier, same_root
 from rag.verification.stream import SentenceStream
 from tests.conftest import DATA_DIR
 
