@@ -335,7 +335,7 @@ class ReplyPipeline:
                 return Decision("fit")
             if has_gpu or words.discount or words.price_list or (words.rental and (words.price or sem == "price")):
                 return Decision("price")
-            if not has_model and (words.price or sem == "price") and words.lead(sem) >= CLEAR_MARGIN:
+            if not has_model and sem == "price" and words.lead(sem) >= CLEAR_MARGIN:
                 return Decision("price")  # «ваши цены?», "how much do you charge": the whole price list
         if has_gpu and ((sem == "price" and words.lead(sem) >= CLEAR_MARGIN) or HAVE_YOU.search(text)) \
                 and not spec_fields_asked(text):
