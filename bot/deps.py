@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from app.gaps.log import FeedbackStore
 from app.pipeline import ReplyPipeline
-from bot.answer_jobs import AnswerJobs
+from bot.delivery.answer_jobs import AnswerJobs
 from bot.delivery.generations import Generations
 from bot.output.notices import Notices
 from bot.output.rich import RichReplies

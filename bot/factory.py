@@ -23,8 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.gaps.log import FeedbackStore, build_feedback_store
 from app.services import Services
 from bot import middlewares
-from bot.answer_jobs import AnswerJobs
 from bot.commands import set_command_menus
+from bot.delivery.answer_jobs import AnswerJobs
 from bot.delivery.background import BackgroundTasks
 from bot.delivery.dedupe_store import FailoverUpdateClaims, RedisUpdateClaims, SqlUpdateClaims, UpdateClaims
 from bot.delivery.generations import Generations

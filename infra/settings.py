@@ -305,7 +305,7 @@ class FeedbackSettings(BaseSettings):
 
 # ---- answer jobs and leases (issue 17: work survives a replica) -------------------------------------
 class AnswerJobSettings(BaseSettings):
-    """A glossary answer in progress is a row that its replica heartbeats (bot/answer_jobs.py); when the
+    """A glossary answer in progress is a row that its replica heartbeats (bot/delivery/answer_jobs.py); when the
     heartbeat is older than ``stale_s``, another replica's sweeper takes it over and delivers an answer."""
 
     model_config = _section("ANSWER_JOB_", "Answer jobs")

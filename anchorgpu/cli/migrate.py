@@ -31,7 +31,7 @@ MODEL_MODULES = (
     "bot.fsm_storage",
     "app.gaps.log",
     "infra.leases",
-    "bot.answer_jobs",
+    "bot.delivery.answer_jobs",
 )
 
 

@@ -12,8 +12,8 @@ from aiogram import Bot
 
 from app.gaps.log import FeedbackStore
 from app.services import Services
-from bot.answer_jobs import AnswerJobs
-from bot.answer_recovery import AnswerJobSweeper
+from bot.delivery.answer_jobs import AnswerJobs
+from bot.delivery.answer_recovery import AnswerJobSweeper
 from bot.delivery.placement_reminders import ReminderPoller, stop_task
 from bot.preferences import PreferenceStore
 from infra.leases import Lease, run_exclusively

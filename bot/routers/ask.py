@@ -28,16 +28,16 @@ from app.reply import GlossaryReply, RefusalReply, SmallTalkReply
 from app.views.answer import render_reply
 from app.views.reply import render_text
 from bot import metrics
-from bot.answer_jobs import AnswerJob, AnswerJobs, Ownership
-from bot.answer_recovery import AnswerJobSweeper
+from bot.delivery.answer_jobs import AnswerJob, AnswerJobs, Ownership
+from bot.delivery.answer_recovery import AnswerJobSweeper
 from bot.delivery.generations import Generation
+from bot.delivery.recorded_answers import record_answer
 from bot.deps import Answering, Output
 from bot.filters import AddressedQuestion, Sync, thread_of
 from bot.output.notices import PersonalNotice
 from bot.output.replies import send_reply
 from bot.output.streaming import AnswerStream, ChatPacer, Target, new_draft_id, reply_html, send_html
 from bot.preferences import LENGTH_TOKEN_SHARE, Resolved
-from bot.recorded_answers import record_answer
 from bot.ui.callbacks import ClarifyButton
 from bot.ui.keyboards import feedback_keyboard, stop_keyboard
 from infra.i18n import Lang, t
@@ -227,7 +227,7 @@ async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Ta
     return final, generation_s
 
 
-# ---- answer jobs (bot/answer_jobs.py): a question outlives the replica that took it ------------------
+# ---- answer jobs (bot/delivery/answer_jobs.py): a question outlives the replica that took it ------------------
 async def _open_job(jobs: AnswerJobs | None, message: Message, question: str, target: Target, lang: Lang,
                     lang_explicit: bool) -> AnswerJob | Literal[False] | None:
     """The job this handler owns, None to answer without one, False when another owner has the question."""

@@ -10,8 +10,8 @@ import pytest
 from aiogram import Bot
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.answer_jobs import DONE, FAILED, RUNNING, AnswerJob, AnswerJobs
-from bot.answer_recovery import AnswerJobSweeper
+from bot.delivery.answer_jobs import DONE, FAILED, RUNNING, AnswerJob, AnswerJobs
+from bot.delivery.answer_recovery import AnswerJobSweeper
 from dev.telegram_stub import TelegramStub, parse_html
 from infra.migrate import migrate
 from infra.settings import AnswerJobSettings

@@ -6,7 +6,7 @@ the handler records the question as a row of ``answer_jobs`` before answering (c
 languages, the message to reply to, the owner replica, a heartbeat) and heartbeats it every
 ``ANSWER_JOB_HEARTBEAT_S`` while it generates; after the final message is sent the row is ``done``.
 
-A sweeper (:class:`bot.answer_recovery.AnswerJobSweeper`, one replica at a time under the
+A sweeper (:class:`bot.delivery.answer_recovery.AnswerJobSweeper`, one replica at a time under the
 ``answer-job-sweeper`` lease, and at start) takes over rows whose heartbeat is older than
 ``ANSWER_JOB_STALE_S`` with ``UPDATE … SET owner = me WHERE id = … AND state = 'running' AND heartbeat_at <
 cutoff``: of two sweepers (or a sweeper and a

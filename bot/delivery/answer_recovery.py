@@ -2,7 +2,7 @@
 
 Every replica runs it, but only the holder of the ``answer-job-sweeper`` lease sweeps (at start and every
 ``ANSWER_JOB_SWEEP_INTERVAL_S``); each stale job is then taken over one by one, so even two sweepers at
-once (a lease that expired under a stalled holder) never answer one job twice. See :mod:`bot.answer_jobs`.
+once (a lease that expired under a stalled holder) never answer one job twice. See :mod:`bot.delivery.answer_jobs`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from aiogram.types import InlineKeyboardMarkup
 
 from app.gaps.log import FeedbackStore
 from app.views.answer import render_reply
-from bot.answer_jobs import DONE, FAILED, AnswerJob, AnswerJobs
+from bot.delivery.answer_jobs import DONE, FAILED, AnswerJob, AnswerJobs
+from bot.delivery.recorded_answers import record_answer
 from bot.output.rendering import split_html
 from bot.output.streaming import send_html
-from bot.recorded_answers import record_answer
 from bot.transport.retry import final_send
 from bot.ui.keyboards import feedback_keyboard
 from infra.i18n import t
