@@ -277,8 +277,8 @@ class ReplyPipeline:
             return Decision("quote")
         off_topic = sem == "off_topic" and words.lead(sem) >= CLEAR_MARGIN
         # another provider's prices or a way to pay: neither is in the price list, the rules or the glossary
-        if words.other_provider and not has_model and not has_duration:  # a GPU named: our price for it
-            return Decision("price") if has_gpu else Decision("refusal", refusal="other_provider")
+        if words.other_provider and not has_model and not has_duration:  # a GPU's price asked: ours for it
+            return Decision("price") if has_gpu and words.price else Decision("refusal", refusal="other_provider")
         if words.payment_method and not has_model and not (has_gpu and has_duration):
             return Decision("refusal", refusal="payment_method")
         # how time is billed, spot capacity taken back: the quote engine's rules (a model named: a fit question)

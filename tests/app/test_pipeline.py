@@ -230,6 +230,8 @@ async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipelin
     ("а на aws p5 дешевле будет?", "pipeline_other_provider"),
     ("are you cheaper than runpod?", "pipeline_other_provider"),
     ("can I get a better deal than on google cloud", "pipeline_other_provider"),
+    ("какой SLA по аптайму у AWS на p5-инстансах с H100, сколько девяток гарантируют?", "pipeline_other_provider"),
+    ("is aws cheaper for h100?", "pipeline_other_provider"),
     ("можно ли оплатить аренду криптой", "pipeline_payment_method"),
     ("do you accept paypal?", "pipeline_payment_method"),
     ("можно счёт на юрлицо?", "pipeline_payment_method"),
