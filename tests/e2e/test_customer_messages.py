@@ -4,6 +4,7 @@ a comparison — none of them reaches the language model."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -91,3 +92,18 @@ async def test_which_gpu_is_faster_is_the_catalog_side_by_side(tg: tuple[Telegra
     stub, _ = tg
     text = await reply_to(stub, "что быстрее для инференса: H100 или A100?", 5105)
     assert "3,35" in text and "2,04" in text
+
+
+async def test_a_follow_up_changes_the_quote_before_it(tg: tuple[TelegramStub, BotProcess]) -> None:
+    """«а на месяц?» after a quote is that quote for a month, in the same chat, through the bot process."""
+    stub, bot = tg
+    first = await reply_to(stub, "сколько стоит 2 h100 на неделю", 5110)
+    assert "1 004,64" in first or "1,004.64" in first, first + bot.log()[-2000:]  # 2 x 168 h x 2.99
+    sent = len(stub.calls_to("sendMessage", 5110)) + len(stub.rich_calls(5110))
+    stub.message_update("а на месяц?", chat_id=5110, user_id=5110, language_code="ru")
+    for _ in range(120):
+        if len(stub.calls_to("sendMessage", 5110)) + len(stub.rich_calls(5110)) > sent:
+            break
+        await asyncio.sleep(0.5)
+    text = everything_sent(stub, 5110)
+    assert "4 305,60" in text or "4,305.60" in text, text + bot.log()[-2000:]  # 2 x 720 h x 2.99
