@@ -8,7 +8,6 @@ missing from the other. `--check` writes nothing and exits 1, showing the differ
 from __future__ import annotations
 
 import argparse
-import difflib
 import inspect
 import json
 import sys
@@ -21,6 +20,7 @@ from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
+from dev.diffs import difference
 from infra.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -190,12 +190,6 @@ def generated() -> dict[Path, str]:
     return {ENV_EXAMPLE: render_env_example(), CONFIGURATION_MD: render_configuration_md()}
 
 
-def difference(current: str, expected: str, name: str) -> list[str]:
-    lines = list(difflib.unified_diff(current.splitlines(), expected.splitlines(),
-                                      f"{name} (committed)", f"{name} (generated)", lineterm=""))
-    if len(lines) > MAX_DIFF_LINES:
-        lines = [*lines[:MAX_DIFF_LINES], f"... {len(lines) - MAX_DIFF_LINES} more diff lines"]
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             stale += 1
             print(f"settings_docs: {name} is not what infra/settings.py generates "
                   f"(run `{COMMAND}` to regenerate it):", file=sys.stderr)
-            for line in difference(current, text, name):
+            for line in difference(current, text, name, MAX_DIFF_LINES):
                 print(line, file=sys.stderr)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from pathlib import Path
 
+from dev.diffs import difference
 from dev.glossary.curation import ANNOTATIONS, CurationError, build_entries, render
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GLOSSARY_DIR = REPO_ROOT / "data" / "glossary"
-MAX_DIFF_LINES = 200  # enough to see what changed; a wholesale difference is summarised
 
 
-def difference(current: str, expected: str, name: str) -> list[str]:
-    """A unified diff from the file as it is to the file as generated, at most MAX_DIFF_LINES lines."""
-    lines = list(difflib.unified_diff(current.splitlines(), expected.splitlines(),
-                                      f"{name} (committed)", f"{name} (generated)", lineterm=""))
-    if len(lines) > MAX_DIFF_LINES:
-        lines = [*lines[:MAX_DIFF_LINES], f"... {len(lines) - MAX_DIFF_LINES} more diff lines"]
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
