@@ -194,7 +194,12 @@ RECLAIMED = _re(r"отобр|отбер|отним|забер[уе]т|забра
 # a unit of time that is a billing unit only when paying is the subject ("answers take a minute" is not)
 TIME_UNIT = _re(r"\bper\s+(minute|second)|\bby\s+the\s+(minute|second)|посекундн|поминутн|"
                 r"\b(за|по)\s+(кажд\w+\s+)?(начат\w+\s+)?(минут|секунд)|почасов\w*\s+оплат|оплат\w*\s+почасов")
-PAYING = _re(r"плат|оплат|тариф|списыв|спиш|сч[её]т|деньг|\bpa(y|id)|charg|cost|\bbill|invoice|стоим")
+PAYING = _re(r"плат|оплат|тариф|списыв|спиш|сч[её]т|деньг|\bpa(y|id)|charg|cost|\bbill|invoice|стоим|\brent|аренд")
+# the ways of paying the price list has, as customers name them
+PAYING_MODE = _re(r"(?P<on_demand>\bon[\s-]?demand|по\s+требованию|почасов\w*|\bhourly\b|\bpay[\s-]as[\s-]you[\s-]go)|"
+                  r"(?P<committed>\bcommit\w*|\breserved\b|\breservation|фиксированн\w*\s+срок\w*|\bрезерв\w*)|"
+                  r"(?P<spot>\bspot\b|\bспот\w*|\binterruptible\b|прерываем\w*)")
+_PAYING_MODES = {"on_demand": "on_demand", "committed": "committed", "spot": "spot"}
 
 
 def _folded(text: str) -> str:
@@ -208,6 +213,11 @@ def billing_topic(text: str) -> BillingTopic | None:
     text = _folded(text)
     if SPOT.search(text) and RECLAIMED.search(text):
         return "spot"
+    # two ways of paying compared ("on-demand vs committed?", «чем спот отличается от почасовой?»)
+    modes = {_PAYING_MODES[name] for match in PAYING_MODE.finditer(text)
+             for name, value in match.groupdict().items() if value}
+    if len(modes) >= 2 and not NOT_RENTAL.search(text):
+        return "spot" if "spot" in modes else "billing"
     billing = BILLING.search(text) or (TIME_UNIT.search(text) and PAYING.search(text))
     if billing and not NOT_RENTAL.search(text):
         return "billing"

@@ -76,6 +76,9 @@ SMALL_TALK_MIN_SCORE = 0.86
 OFF_TOPIC_MIN_SCORE = 0.82
 COMMON_DURATIONS: dict[Lang, tuple[str, ...]] = {"ru": ("1 день", "1 неделя", "2 недели", "1 месяц"),
                                                  "en": ("1 day", "1 week", "2 weeks", "1 month")}
+# a message that opens with a greeting starts a conversation anew: it completes nothing asked before
+GREETING = re.compile(r"(?i)^\W*(привет\w*|здравствуй\w*|добр\w+\s+(день|вечер|утро|ночи)|доброе\s+утро|хай|hi|hello"
+                      r"|hey|good\s+(morning|afternoon|evening))\b")
 MAX_FOLLOW_UP_CHAIN = 3  # «а на месяц?» then «а если 4?» then «а спот?»: each changes the one before
 COMMON_MODELS = ("llama-3.1-8b", "qwen2.5-32b", "llama-3.1-70b", "deepseek-r1")
 
@@ -199,8 +202,8 @@ class ReplyPipeline:
     def _completes(self, text: str, previous: Sequence[str]) -> str | None:
         """``previous[0] + text`` when the previous message was a request missing a slot that this one gives
         (a typed «на неделю» or a pressed button after «How long?»)."""
-        if not previous or len(text.split()) > 8:
-            return None
+        if not previous or len(text.split()) > 8 or GREETING.search(text):
+            return None  # «добрый вечер, подскажите по a100» starts anew, whatever was asked before
         now = read_slots(text, self.fit)
         supplies = {"duration": now.duration is not None or now.years is not None, "gpu": bool(now.gpus),
                     "model": now.model is not None}

@@ -147,3 +147,10 @@ async def test_the_price_of_a_fit_is_the_quote_of_the_configuration_it_found(
 async def test_a_short_price_question_with_no_history_still_asks_for_the_gpu(pipeline: ReplyPipeline) -> None:
     reply = await pipeline.reply("how much for a week?")
     assert isinstance(reply, ClarifyReply) and reply.missing == "gpu"
+
+
+async def test_a_greeting_starts_anew_instead_of_completing_the_question_before(pipeline: ReplyPipeline) -> None:
+    asked, fresh = await _conversation(pipeline, ["а сколько это будет стоить на неделю?",
+                                                  "добрый вечер, подскажите по ценам на a100"])
+    assert isinstance(asked, ClarifyReply) and asked.missing == "gpu"
+    assert not isinstance(fresh, QuoteReply) and fresh.routing.merged_with is None, fresh

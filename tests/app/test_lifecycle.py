@@ -19,6 +19,7 @@ from app.lifecycle import (
     LifecycleAnswer,
     LifecycleTopic,
     answer_lifecycle,
+    billing_topic,
     command_front,
     lifecycle_topic,
     render_lifecycle,
@@ -272,3 +273,18 @@ def test_a_placement_has_no_way_to_change_its_gpus() -> None:
     assert {"rent_text", "rent_quote"} <= public
     assert not {name for name in public if any(word in name for word in ("resize", "scale", "add_gpu", "swap"))}
     assert "resize" in get_args(LifecycleTopic)
+
+
+@pytest.mark.parametrize(("text", "topic"), [
+    ("what is the difference between on-demand and committed?", "billing"),
+    ("on-demand or reserved, which is better for a month?", "billing"),
+    ("чем спот отличается от почасовой оплаты?", "spot"),
+    ("can I rent gpus by the minute?", "billing"),
+])
+def test_two_ways_of_paying_compared_or_a_billing_unit_asked_is_the_billing_rule(text: str, topic: str) -> None:
+    assert billing_topic(text) == topic
+
+
+@pytest.mark.parametrize("text", ["what is spot?", "сколько стоит h100 по требованию", "the bot answers in a minute"])
+def test_one_way_of_paying_named_is_not_a_billing_question(text: str) -> None:
+    assert billing_topic(text) is None

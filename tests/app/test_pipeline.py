@@ -247,3 +247,10 @@ async def test_another_provider_beside_a_gpu_gets_our_price_for_it(pipeline: Rep
     reply = await pipeline.reply("can you beat lambda labs on h100 price?")
     assert isinstance(reply, CatalogReply) and reply.routing.intent == "price"
     assert "2.99" in render_text(reply, pipeline.data)
+
+
+@pytest.mark.parametrize("text", ["what is the difference between on-demand and committed?",
+                                  "can I rent gpus by the minute?"])
+async def test_how_time_is_billed_is_the_products_rule_not_a_refusal(pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, LifecycleReply) and reply.routing.intent == "rule", reply
