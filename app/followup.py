@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from app.slots import Slots, read_pricing
 from gpu.fit.engine import FitResult
@@ -62,7 +63,7 @@ def reads_as_follow_up(text: str) -> bool:
 @dataclass(frozen=True)
 class Refinement:
     text: str  # the canonical request the parsers read
-    route: str  # "quote" or "fit"
+    route: Literal["quote", "fit"]
 
 
 def bare_count(text: str) -> int | None:

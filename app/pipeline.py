@@ -164,8 +164,7 @@ class ReplyPipeline:
         if refined is not None:
             slots = read_slots(refined.text, self.fit)
             routing = Routing(refined.route, slots, None, merged_with=previous[0])
-            return self._build(refined.text, reply_lang, Decision(refined.route), routing,  # type: ignore[arg-type]
-                               previous[1:])
+            return self._build(refined.text, reply_lang, Decision(refined.route), routing, previous[1:])
         return self.decide_and_build(text, reply_lang, previous)
 
     def route(self, text: str, previous: Sequence[str] = ()) -> tuple[Decision, Slots, RouteScores | None]:
@@ -247,7 +246,7 @@ class ReplyPipeline:
             return refine_fit(earlier, normalise(text), now, self.fit.parser)
         return None
 
-    def _effective(self, previous: Sequence[str], depth: int) -> tuple[str, str]:
+    def _effective(self, previous: Sequence[str], depth: int) -> tuple[str, Route]:
         """What the turn before asked, with what it completed or changed itself, and its route."""
         merged = self._completes(previous[0], previous[1:])
         if merged is not None:
