@@ -23,6 +23,6 @@ if [[ "${1:-}" == "--fast" ]]; then
   # the slow parts: bot processes against the stub (e2e, faults, scale, hostile), property-based fuzzing,
   # the labelled-set evaluations, and the console driven through a pseudo-terminal
   set -- --ignore=tests/e2e --ignore=tests/faults --ignore=tests/scale --ignore=tests/hostile \
-    --ignore=tests/fuzz --ignore=tests/eval --ignore=tests/anchorgpu/test_console_terminal.py "$@"
+    --ignore=tests/fuzz --ignore=tests/eval --ignore=tests/anchorgpu/test_console_terminal.py -m "not long" "$@"
 fi
 .venv/bin/pytest -q -p no:cacheprovider "$@"

@@ -55,6 +55,7 @@ def test_bench_without_the_dev_tree_says_so_in_one_line(monkeypatch: pytest.Monk
     assert capsys.readouterr().err == UNAVAILABLE + "\n"
 
 
+@pytest.mark.long
 def test_console_chat_answers_help_without_a_token(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()

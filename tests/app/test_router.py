@@ -65,6 +65,7 @@ def test_bank_vectors_are_cached_by_content_and_embedder(tmp_path: Path) -> None
     assert calls == [3, 3]
 
 
+@pytest.mark.long
 def test_real_embedder_routes_customer_phrasings() -> None:
     """On multilingual e5 (the bot's embedder): messages not in the bank land on their route."""
     retriever = shared_retriever()

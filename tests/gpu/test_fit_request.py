@@ -94,6 +94,7 @@ WORDS = ["llama-3.1-70b", "qwen2.5-7b", "mixtral", "deepseek-r1", "sdxl", "whisp
          "h1000", "x", "×", "8x7b", "128k", "ctx", "seq=4096", "beam=5", "prefill=512", "gpus=3", "adam8bit"]
 
 
+@pytest.mark.long
 @settings(max_examples=RANDOM_REQUESTS, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(

@@ -113,6 +113,7 @@ async def test_the_prompt_cache_keeps_both_prefixes_and_changes_no_answer() -> N
             await llm.aclose()
 
 
+@pytest.mark.long
 async def test_restoring_a_cached_prompt_leaves_the_logits_buffer_alone() -> None:
     """llama-cpp-python's own ``load_state`` writes a row of its n_batch × vocabulary logits buffer per
     restored token, a buffer allocated lazily: with a prompt longer than the batch all of it (311 MB for the

@@ -391,6 +391,7 @@ async def test_a_question_that_names_one_concept_gets_only_that_concept() -> Non
     assert not real.search("лора поверх четырёхбитной модели", 4).names_first
 
 
+@pytest.mark.long
 async def test_the_warm_up_evaluates_both_system_prompts_when_the_backend_caches_them(
         retriever: HybridRetriever) -> None:
     from rag.answering.prompt import build_messages

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO_ROOT, SMALL_MODEL
 
 
@@ -22,6 +24,7 @@ def run_ask(tmp_path: Path, *args: str, model: Path = SMALL_MODEL) -> subprocess
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.long
 def test_ask_json_contract_in_scope_and_out_of_scope(tmp_path: Path) -> None:
     done = run_ask(tmp_path, "How does NVLink connect GPUs?", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -49,6 +52,7 @@ def test_ask_usage_errors_are_friendly(tmp_path: Path) -> None:
     assert done.returncode == 2 and "empty question" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.long
 def test_the_answers_a_customer_must_be_able_to_trust(tmp_path: Path) -> None:
     """The issue's own examples, as a user runs them: rules, catalog facts and comparisons never come from
     the model (a missing model file proves it)."""

@@ -64,6 +64,7 @@ def test_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
         open_client(settings)
 
 
+@pytest.mark.long
 def test_four_first_starts_against_an_empty_server_all_answer(chroma_url: str, tmp_path: Path) -> None:
     results = concurrent_searches(4, "what is a KV cache", ANCHORGPU_STATE_DIR=str(tmp_path / "state"),
                                   RAG_CHROMA_URL=chroma_url, RAG_COLLECTION="glossary-race")

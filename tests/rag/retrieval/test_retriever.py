@@ -115,6 +115,7 @@ def minilm_retriever() -> HybridRetriever:
     return shared_retriever(MINILM)
 
 
+@pytest.mark.long
 def test_minilm_stays_a_working_backend(minilm_retriever: HybridRetriever) -> None:
     """The sentence-transformers path: English-only, so Russian questions lean on names and BM25, with
     its own calibrated weights and gate."""
