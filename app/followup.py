@@ -134,10 +134,10 @@ def refine_fit(earlier: Slots, now_text: str, now: Slots, parser: RequestParser)
             return None
     gpu = now.gpus[0].id if now.gpus else (before.gpu.id if before.gpu is not None else None)
     count = now.count if now.count is not None else (said.gpu_count if said.count_given else bare_count(now_text))
+    if not changed and not now.gpus and count is None and now.model is None:
+        return None  # "hey", «понятно»: nothing of the request is changed
     if count is None and before.count_given:  # «а на a100?» after «на 2 h100»: as many of the other GPU
         count = before.gpu_count
-    if not changed and not now.gpus and count is None and now.model is None:
-        return None
     values = {name: changed.get(name, getattr(before, name)) for name in _FIT_FIELDS}
     parts = [model_word]
     if gpu is not None:  # the GPU in the grammar the slots read too ("2x h100-sxm")

@@ -220,7 +220,7 @@ class ReplyPipeline:
     def _refines(self, text: str, previous: Sequence[str], depth: int = 0) -> Refinement | None:
         """The request before, changed by this short follow-up («а на месяц?», "and for 4 of them?",
         «а в fp8?»); None when this message is not one or the turn before was not a quote or a fit."""
-        if not previous or depth > MAX_FOLLOW_UP_CHAIN or not reads_as_follow_up(text):
+        if not previous or depth > MAX_FOLLOW_UP_CHAIN or not reads_as_follow_up(text) or GREETING.search(text):
             return None
         own, now, semantic = self.route(text, previous)
         if own.route in ("quote", "fit", "compare", "rule", "lifecycle"):

@@ -154,3 +154,11 @@ async def test_a_greeting_starts_anew_instead_of_completing_the_question_before(
                                                   "добрый вечер, подскажите по ценам на a100"])
     assert isinstance(asked, ClarifyReply) and asked.missing == "gpu"
     assert not isinstance(fresh, QuoteReply) and fresh.routing.merged_with is None, fresh
+
+
+@pytest.mark.parametrize("after", ["can a 3090 handle llama 3 8b", "llama 70b на 2 h100", "2 h100 на неделю"])
+@pytest.mark.parametrize("said", ["hey", "hello", "понятно", "ок", "спасибо"])
+async def test_small_talk_after_a_fit_or_a_quote_changes_nothing(pipeline: ReplyPipeline, after: str,
+                                                                said: str) -> None:
+    _, reply = await _conversation(pipeline, [after, said])
+    assert not isinstance(reply, FitReply | QuoteReply) and reply.routing.merged_with is None, reply
