@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from app.reply import GlossaryReply, RefusalReply, SmallTalkReply
 from app.services import Services
-from app.views.answer import answer_json, render_caveats
+from app.views.answer import answer_json, answer_text, render_caveats
 from app.views.answer import render_sources as render_answer_sources  # this module's render_sources wraps it
 from app.views.reply import reply_json
 from infra.i18n import Lang, t
@@ -86,9 +86,10 @@ async def stream_answer(answerer: Answerer, question: str, conversation: str | N
             out.flush()
     assert final is not None
     if out is not None:
-        if "".join(final.text.split()) != "".join("".join(streamed).split()):
+        text = answer_text(final)
+        if "".join(text.split()) != "".join("".join(streamed).split()):
             # a fallback, or citations the check corrected: the final text is the one that counts
-            out.write(("\n\n" if streamed else "") + final.text)
+            out.write(("\n\n" if streamed else "") + text)
         out.write("\n" + render_sources(final) + "\n")
         if final.caveats:
             out.write("\n" + render_caveats(final.caveats, final.lang) + "\n")

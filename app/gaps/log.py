@@ -29,6 +29,7 @@ from sqlalchemy import BigInteger, DateTime, ForeignKey, Index, Integer, String,
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
+from app.views.answer import answer_text
 from infra.db import Base, conflict_insert
 from infra.settings import Settings
 
@@ -339,7 +340,7 @@ async def nearest_entries(retriever: HybridRetriever, question: str, k: int = NE
 
 def recorded_answer(question: str, answer: Answer, nearest: Sequence[Nearest] = ()) -> RecordedAnswer:
     return RecordedAnswer(
-        question=question, lang=answer.lang, text=answer.text, sources=tuple(e.id for e in answer.sources),
+        question=question, lang=answer.lang, text=answer_text(answer), sources=tuple(e.id for e in answer.sources),
         model=answer.model, status=answer.status,
         rejected=tuple((check.rejected or "unsupported", check.text) for check in answer.rejected),
         nearest=tuple(nearest))

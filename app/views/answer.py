@@ -13,10 +13,34 @@ from rag.glossary import GlossaryEntry
 from rag.rules import Caveat
 
 
+def _header(answer: Answer) -> list[str]:
+    """The phrases above the quotes, rendered (the notice of a fallback, "verbatim", a missing side)."""
+    return [phrase.render(answer.lang) for phrase in answer.header]
+
+
+def answer_text(answer: Answer) -> str:
+    """An answer as plain text: the quotes under their header, or the model's verified sentences (after a
+    stopped answer's sentences, nothing else), or the notice when nothing was said (a refusal, a stop)."""
+    if answer.quotes:
+        numbers = {entry.id: n for n, entry in enumerate(answer.sources, start=1)}
+        lines = _header(answer)
+        for quote in answer.quotes:
+            if quote.original is not None:  # a curated translation: said to be one, never the glossary's words
+                lines.append(f"{quote.entry.term} — “{quote.text}” [{numbers[quote.entry.id]}] "
+                             f"({t('answer_translation_mark', answer.lang)})\n"
+                             f"  {t('answer_original', answer.lang)} «{quote.original}»")
+            else:
+                lines.append(f"{quote.entry.term} — «{quote.text}» [{numbers[quote.entry.id]}]")
+        return "\n".join(lines)
+    if answer.generated or answer.notice is None:
+        return answer.generated
+    return answer.notice.render(answer.lang)
+
+
 def answer_json(answer: Answer) -> dict[str, Any]:
     """A glossary answer in the ``anchorgpu ask --json`` contract (sources by their file name, for operators)."""
     return {
-        "answer": answer.text,
+        "answer": answer_text(answer),
         "grounded": answer.grounded,
         "sources": [{"id": e.id, "term": e.term, "definition": e.definition, "source": e.source}
                     for e in answer.sources],
@@ -100,9 +124,9 @@ def render_reply(answer: Answer, markup: Markup = PLAIN) -> str:
 
 def _render_body(answer: Answer, markup: Markup) -> str:
     if not answer.quotes:
-        return render_answer(answer.text, answer.sources, answer.lang, markup)
+        return render_answer(answer_text(answer), answer.sources, answer.lang, markup)
     numbers = {entry.id: n for n, entry in enumerate(answer.sources, start=1)}
-    parts = [markup.italic(answer.notice or t("answer_verbatim", answer.lang))]
+    parts = [markup.italic("\n".join(_header(answer)) or t("answer_verbatim", answer.lang))]
     for quote in answer.quotes:
         if quote.original is not None:  # our translation, the glossary's own words one tap away
             parts.append(f"{markup.bold(quote.entry.term)} [{numbers[quote.entry.id]}] "

@@ -24,7 +24,7 @@ from bot.ui.keyboards import feedback_keyboard
 from infra.i18n import t
 from infra.markup import HTML, escape
 from rag.answering.answerer import Answerer
-from rag.answering.events import Answer
+from rag.answering.events import RECOVERED, Answer
 from rag.retrieval.retriever import HybridRetriever
 
 log = logging.getLogger(__name__)
@@ -63,8 +63,7 @@ class AnswerJobSweeper:
             else:
                 answer = await self.answerer.recover(job.question, lang=job.answer_lang)
                 body = render_reply(answer, HTML)
-                note = t("answer_recovered", answer.lang)
-                if not answer.notice or note not in answer.notice:  # a definition: say why it is late
+                if answer.notice != RECOVERED:  # a definition: say why it is late
                     body += f"\n\n<i>{escape(t('answer_recovered_note', answer.lang))}</i>"
             answer_id = await record_answer(self.feedback, self.retriever, job.question, answer) if answer else None
             if not await ownership.beat():

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Literal
 
 from aiogram import Bot, F, Router
@@ -42,9 +43,8 @@ from bot.ui.callbacks import ClarifyButton
 from bot.ui.keyboards import feedback_keyboard, stop_keyboard
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
-from rag.answering.answerer import Answerer
 from rag.answering.conversation import conversation_key
-from rag.answering.events import NO_MODEL, Answer, Delta, Done, Generating, Queued
+from rag.answering.events import Answer, Delta, Done, Generating, Queued, refusal
 from rag.answering.prompt import Turn
 from rag.retrieval.retriever import HybridRetriever
 
@@ -98,11 +98,8 @@ async def _refuse_with_feedback(message: Message, reply: RefusalReply, feedback:
                                 retriever: HybridRetriever | None) -> None:
     """An off-topic message is one the glossary does not cover: logged as a gap for the operators' report,
     with the vote buttons, as the answerer's own out-of-scope refusals are."""
-    text = reply.reason.render(reply.lang)
-    refusal = Answer(text=text, grounded=False, sources=[], model=NO_MODEL, ttft_s=0.0, tokens=0,
-                     status="out_of_scope", lang=reply.lang)
-    answer_id = await record_answer(feedback, retriever, reply.question, refusal)
-    await reply_html(message, escape(text),
+    answer_id = await record_answer(feedback, retriever, reply.question, refusal(reply.lang, reply.reason))
+    await reply_html(message, escape(reply.reason.render(reply.lang)),
                      reply_markup=feedback_keyboard(answer_id, reply.lang) if answer_id else None)
 
 
@@ -155,11 +152,11 @@ async def answer_question(message: Message, question: str, bot: Bot, answering: 
     # in a group the queue position is the asker's business: ephemeral when Telegram allows it
     personal = (PersonalNotice(notices, bot, message.chat.id, user_id, thread_id)
                 if not is_private and notices is not None and user_id is not None else None)
+    asked = Asked(question, target, conversation_key(message.chat.id, thread_id), user_id, lang, lang_explicit,
+                  max_tokens, history, topical, job_id)
     try:
-        final, generation_s = await _stream_answer(
-            answerer, question, bot, target, lang, output.pacer, stop_markup, draft_id, generation, personal,
-            conversation_key(message.chat.id, thread_id), user_id, lang_explicit, max_tokens, feedback, retriever,
-            answer_jobs, job_id, history, topical)
+        final, generation_s = await _stream_answer(bot, answering, output.pacer, asked,
+                                                   Live(draft_id, stop_markup, generation, personal))
     finally:
         if generations is not None and generation is not None:
             generations.end(generation)
@@ -173,25 +170,51 @@ async def answer_question(message: Message, question: str, bot: Bot, answering: 
     _observe(final, generation_s)
 
 
-async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Target, lang: Lang,
-                         pacer: ChatPacer, stop_markup: InlineKeyboardMarkup | None, draft_id: int,
-                         generation: Generation | None, personal: PersonalNotice | None, key: str,
-                         user_id: int | None, lang_explicit: bool, max_tokens: int,
-                         feedback: FeedbackStore | None, retriever: HybridRetriever | None,
-                         answer_jobs: AnswerJobs | None, job_id: str | None,
-                         history: list[Turn] | None = None, topical: bool = False,
+@dataclass(frozen=True)
+class Asked:
+    """One question being answered: where, for whom, and how the answer may be made."""
+
+    question: str
+    target: Target
+    conversation: str  # the conversation key its history is stored under
+    user_id: int | None
+    lang: Lang
+    lang_explicit: bool  # chosen in /settings: the answer is in it whatever the question's language
+    max_tokens: int
+    history: list[Turn] | None
+    topical: bool
+    job_id: str | None  # the answer job that recovers it if this replica dies
+
+
+@dataclass(frozen=True)
+class Live:
+    """What the user sees while it is answered: the draft, «Стоп» and the asker's own queue notice."""
+
+    draft_id: int
+    stop_markup: InlineKeyboardMarkup | None
+    generation: Generation | None
+    personal: PersonalNotice | None
+
+
+async def _stream_answer(bot: Bot, answering: Answering, pacer: ChatPacer, asked: Asked, live: Live,
                          ) -> tuple[Answer | None, float]:
+    answerer = answering.answerer
+    assert answerer is not None
+    question, lang, user_id, generation, personal = asked.question, asked.lang, asked.user_id, live.generation, \
+        live.personal
     final: Answer | None = None
     first_delta_at: float | None = None
     generation_s = 0.0
-    async with AnswerStream(bot, target, lang, pacer, stop_markup=stop_markup, draft_id=draft_id) as stream, \
-            _job_held(answer_jobs, job_id, stream) as job:
+    async with AnswerStream(bot, asked.target, lang, pacer, stop_markup=live.stop_markup,
+                            draft_id=live.draft_id) as stream, \
+            _job_held(answering.answer_jobs, asked.job_id, stream) as job:
         if generation is not None:
             generation.on_stop = stream.halt
-        events = answerer.answer(question, key, user_key=str(user_id) if user_id is not None else None,
-                                 lang=lang if lang_explicit else None, max_tokens=max_tokens,
-                                 cancel_key=generation.key if generation is not None else None, history=history,
-                                 topical=topical)
+        events = answerer.answer(question, asked.conversation,
+                                 user_key=str(user_id) if user_id is not None else None,
+                                 lang=lang if asked.lang_explicit else None, max_tokens=asked.max_tokens,
+                                 cancel_key=generation.key if generation is not None else None,
+                                 history=asked.history, topical=asked.topical)
         async with contextlib.aclosing(events):
             async for event in events:
                 if generation is not None:
@@ -218,9 +241,9 @@ async def _stream_answer(answerer: Answerer, question: str, bot: Bot, target: Ta
                 await job.done()
             return None, 0.0
         body = render_reply(final, HTML)
-        if final.status == "cancelled" and final.notice and final.notice not in final.text:
-            body += f"\n\n<i>{escape(final.notice)}</i>"
-        answer_id = await record_answer(feedback, retriever, question, final)
+        if final.status == "cancelled" and final.notice and final.generated:  # stopped after some sentences
+            body += f"\n\n<i>{escape(final.notice.render(final.lang))}</i>"
+        answer_id = await record_answer(answering.feedback, answering.retriever, question, final)
         await stream.finish(body, reply_markup=feedback_keyboard(answer_id, final.lang) if answer_id else None)
         if job is not None:
             await job.done()

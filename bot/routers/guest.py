@@ -20,24 +20,22 @@ from aiogram import Bot, Router
 from aiogram.types import InlineQueryResultArticle, InputTextMessageContent, Message
 
 from app.intents import Intent, IntentClassifier
-from app.pipeline import ReplyPipeline
 from app.reply import FitReply, GlossaryReply, QuoteReply
 from app.views.answer import render_reply
 from app.views.fit import render as render_fit
 from app.views.fit import render_error as render_fit_error
 from app.views.quote import render_input_error, render_quote
 from app.views.reply import render_text
+from bot.deps import Answering
 from bot.filters import strip_mention
 from bot.output.rendering import split_html, strip_tags
-from bot.preferences import LENGTH_TOKEN_SHARE, AnswerLength
-from gpu.data import GpuData
+from bot.preferences import LENGTH_TOKEN_SHARE, Resolved
 from gpu.fit.request import FitInputError
 from gpu.fit.service import FitService
 from gpu.quote.request import QuoteInputError
 from gpu.quote.service import QuoteService
 from infra.i18n import Lang, t
 from infra.markup import HTML, escape
-from rag.answering.answerer import Answerer
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)
@@ -62,9 +60,9 @@ async def answer_guest(bot: Bot, message: Message, title: str, html_text: str) -
 
 
 @router.guest_message()
-async def on_guest_message(message: Message, bot: Bot, intents: IntentClassifier, pipeline: ReplyPipeline,
-                           gpu_data: GpuData, fit: FitService, quotes: QuoteService, answerer: Answerer | None,
-                           lang: Lang, lang_explicit: bool = False, answer_length: AnswerLength = "normal") -> None:
+async def on_guest_message(message: Message, bot: Bot, intents: IntentClassifier, answering: Answering,
+                           fit: FitService, quotes: QuoteService, reader: Resolved) -> None:
+    lang = reader.lang
     if not message.guest_query_id:
         return
     me = await bot.me()  # cached by aiogram after the first call
@@ -77,17 +75,16 @@ async def on_guest_message(message: Message, bot: Bot, intents: IntentClassifier
         text = intent.text
         intent = Intent("glossary", text)
     try:
-        title, body = await _reply(intent, text, lang, lang_explicit, answer_length, pipeline, gpu_data, fit,
-                                   quotes, answerer, message)
+        title, body = await _reply(intent, text, reader, answering, fit, quotes, message)
     except Exception:  # the caller in the other chat still gets a sentence, never silence
         log.exception("guest query failed")
         title, body = t("guest_title_answer", lang), escape(t("feature_unavailable", lang))
     await answer_guest(bot, message, title, body)
 
 
-async def _reply(intent: Intent, text: str, lang: Lang, lang_explicit: bool, answer_length: AnswerLength,
-                 pipeline: ReplyPipeline, gpu_data: GpuData, fit: FitService, quotes: QuoteService,
-                 answerer: Answerer | None, message: Message) -> tuple[str, str]:
+async def _reply(intent: Intent, text: str, reader: Resolved, answering: Answering, fit: FitService,
+                 quotes: QuoteService, message: Message) -> tuple[str, str]:
+    lang, lang_explicit, gpu_data, answerer = reader.lang, reader.lang_explicit, answering.gpu_data, answering.answerer
     if intent.kind == "command":
         if intent.command == "fit":
             return t("guest_title_fit", lang), _fit(fit, intent.text, lang)
@@ -95,7 +92,7 @@ async def _reply(intent: Intent, text: str, lang: Lang, lang_explicit: bool, ans
             return t("guest_title_quote", lang), _quote(quotes, intent.text, lang)
         return t("guest_title_answer", lang), escape(t("guest_usage", lang))
     # no history: a guest sees one message, and its reply must not lean on anyone's conversation
-    reply = await pipeline.reply(text, lang=lang if lang_explicit else None)
+    reply = await answering.pipeline.reply(text, lang=lang if lang_explicit else None)
     reply_lang = reply.lang
     title = t("guest_title_answer", reply_lang)
     if isinstance(reply, FitReply):
@@ -110,7 +107,7 @@ async def _reply(intent: Intent, text: str, lang: Lang, lang_explicit: bool, ans
     if answerer is None:
         return title, escape(t("answers_unavailable", lang))
     user_id = message.from_user.id if message.from_user else None
-    max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[answer_length]))
+    max_tokens = max(32, int(answerer.params.max_tokens * LENGTH_TOKEN_SHARE[reader.answer_length]))
     answer = await answerer.ask(reply.question, None, user_key=str(user_id) if user_id is not None else None,
                                 lang=lang if lang_explicit else None, max_tokens=max_tokens,
                                 topical=reply.topical)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from anchorgpu.cli._common import print_json
+from app.views.answer import answer_text
 from infra.settings import get_settings
 from infra.stats import percentile
 
@@ -207,7 +208,7 @@ async def _answer(services: Any, answerer: Any, question: str, key: str
     reply = await services.pipeline.reply(question, history=history)
     if isinstance(reply, GlossaryReply):
         answer = await answerer.ask(question, key, history=history, topical=reply.topical)
-        return (answer.text, answer.sources, answer.status, answer.ttft_s or time.monotonic() - started,
+        return (answer_text(answer), answer.sources, answer.status, answer.ttft_s or time.monotonic() - started,
                 answer.first_token_s)
     text = render_text(reply, services.data)
     if not isinstance(reply, RefusalReply | SmallTalkReply):

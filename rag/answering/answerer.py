@@ -10,7 +10,7 @@ Async API for the fronts (Telegram bot, console chat, CLI)::
                 case Queued(position, eta_s): ...   # waiting in line; repeated when the position moves
                 case Generating(): ...              # the model has started writing (nothing verified yet)
                 case Delta(text): ...               # verified text: whole sentences that passed the checks
-                case Done(answer): ...              # final, authoritative: render answer.text + sources
+                case Done(answer): ...              # final, authoritative: app.views.answer renders it
     answerer.cancel(str(user_id))                    # /stop: a user id or a conversation key
 
 This module is the orchestrator; the pieces: :mod:`rag.answering.events` (the events and the
@@ -43,18 +43,29 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from infra.i18n import t
-from models.base import GenerationError, GenerationParams, LLMBackend, LLMUnavailableError
+from infra.i18n import Phrase
+from models.base import GenerationParams, LLMBackend
 from models.queue import QueueFullError, RequestQueue
 from rag.answering.attempts import Attempt, outcome, verified_generation
 from rag.answering.context_entries import context_entries, search
 from rag.answering.conversation import ConversationStore
-from rag.answering.events import NO_MODEL, Answer, AnswerEvent, AnswerStatus, Delta, Done, Generating, Queued
+from rag.answering.events import (
+    NO_MODEL,
+    RECOVERED,
+    Answer,
+    AnswerEvent,
+    AnswerStatus,
+    Delta,
+    Done,
+    Generating,
+    Queued,
+    refusal,
+)
 from rag.answering.extractive import Quote, comparison_quotes, definition_quotes
-from rag.answering.generation import GenerationResult
+from rag.answering.generation import GenerationResult, warm_up
 from rag.answering.memory import ConversationMemory, last_user_turn
 from rag.answering.prompt import Turn, build_messages
-from rag.answering.quoting import answering, current_renderings, quoted_answer
+from rag.answering.quoting import VERBATIM, answering, current_renderings, quoted_answer
 from rag.context import (
     Retriever,
     elliptical_subject,
@@ -123,23 +134,8 @@ class Answerer:
     async def warm_up(self) -> None:
         """Evaluate the static part of the prompt once, so the first real question finds it cached (and,
         with a prompt cache, the retry's Russian rules too)."""
-        if self.backend is None or not self.generate:
-            return
-        ticket = self.queue.enqueue("warm-up")
-        try:
-            async for _ in ticket.wait_turn():
-                pass
-            prompts = [build_messages("?", [], [], "ru", native_rules=True)] if self.backend.caches_prompts else []
-            prompts.append(build_messages("?", [], [], "ru"))  # the default rules last: the model keeps them
-            for messages in prompts:
-                stream = self.backend.stream(messages, GenerationParams(max_tokens=1, temperature=0.0))
-                async with contextlib.aclosing(stream) as chunks:
-                    async for _chunk in chunks:
-                        pass
-        except (GenerationError, LLMUnavailableError) as exc:
-            log.warning("warm-up failed: %s", exc)
-        finally:
-            ticket.release()
+        if self.backend is not None and self.generate:
+            await warm_up(self.backend, self.queue)
 
     async def aclose(self) -> None:
         if self.backend is not None:
@@ -198,8 +194,7 @@ class Answerer:
         lang = lang or detect_lang(last_user if last_user and elliptical_subject(question) else question)
         entries = await self.retrieve(question, history, topical=topical)
         if entries is None:
-            yield Done(Answer(text=t("answer_out_of_scope", lang), grounded=False, sources=[],
-                              model=NO_MODEL, ttft_s=0.0, tokens=0, status="out_of_scope", lang=lang))
+            yield Done(refusal(lang))
             return
         extractive = await self._extractive(question, entries, lang, started, follow_up=bool(history)
                                             and looks_like_follow_up(question), previous=last_user)
@@ -211,7 +206,7 @@ class Answerer:
                                                                                         started)))
             return
         if self.backend is None:
-            notice = t("answer_model_unavailable", lang)
+            notice = Phrase.of("answer_model_unavailable")
             yield Done(await self._remember(conversation_key, question,
                                             self._fallback(question, entries, lang, "unavailable", notice)))
             return
@@ -223,7 +218,7 @@ class Answerer:
             if isinstance(event, Attempt):
                 attempt = event
             elif isinstance(event, QueueFullError):
-                notice = t("answer_busy", lang, seconds=event.retry_after_s)
+                notice = Phrase.of("answer_busy", seconds=event.retry_after_s)
                 yield Done(self._fallback(question, entries, lang, "busy", notice,
                                           retry_after_s=event.retry_after_s))
                 return
@@ -255,26 +250,25 @@ class Answerer:
         lang = lang or detect_lang(question)
         entries = await self.retrieve(question, [])
         if entries is None:
-            return Answer(text=t("answer_out_of_scope", lang), grounded=False, sources=[], model=NO_MODEL,
-                          ttft_s=0.0, tokens=0, status="out_of_scope", lang=lang)
+            return refusal(lang)
         extractive = await self._extractive(question, entries, lang, started, follow_up=False)
         if extractive is not None:
             return extractive
-        return self._fallback(question, entries, lang, "fallback", t("answer_recovered", lang))
+        return self._fallback(question, entries, lang, "fallback", RECOVERED)
 
     async def _extractive(self, question: str, entries: list[GlossaryEntry], lang: Lang, started: float,
                           follow_up: bool, previous: str | None = None) -> Answer | None:
         """A comparison or a definition is answered with the glossary's own sentences; so is an elliptical
         follow-up of a definition ("а FSDP?" after "что такое DDP?"). ``previous``: the user's last question
         (a comparison side may point back to it: "а чем она отличается от QLoRA?")."""
-        header = t("answer_verbatim", lang)
+        header = [VERBATIM]
         comparison = await asyncio.to_thread(resolve_comparison, self.retriever, self.entries, question, previous)
         subject = elliptical_subject(question) if previous and is_definition_question(previous) else None
         if comparison is not None:
             quotes = comparison_quotes(comparison)
             if comparison.missing:
-                header = "\n".join([*(t("answer_comparison_missing", lang, side=side) for side in comparison.missing),
-                                    header])
+                header = [*(Phrase.of("answer_comparison_missing", side=side) for side in comparison.missing),
+                          VERBATIM]
         elif is_definition_question(question) and not follow_up:
             quotes = definition_quotes(entries, question)
         elif subject is not None:
@@ -286,9 +280,10 @@ class Answerer:
             return None
         return self._quoted(quotes, lang, "extractive", header, grounded=True, elapsed=time.monotonic() - started)
 
-    def _quoted(self, quotes: Sequence[Quote], lang: Lang, status: AnswerStatus, header: str, *, grounded: bool,
-                elapsed: float = 0.0, notice: str | None = None, result: GenerationResult | None = None,
-                retry_after_s: int | None = None, rejected: Sequence[SentenceCheck] = ()) -> Answer:
+    def _quoted(self, quotes: Sequence[Quote], lang: Lang, status: AnswerStatus, header: Sequence[Phrase], *,
+                grounded: bool, elapsed: float = 0.0, notice: Phrase | None = None,
+                result: GenerationResult | None = None, retry_after_s: int | None = None,
+                rejected: Sequence[SentenceCheck] = ()) -> Answer:
         return quoted_answer(quotes, lang, status, header, grounded=grounded, renderings=self.renderings,
                              model_name=self.model_name, elapsed=elapsed, notice=notice, result=result,
                              retry_after_s=retry_after_s, rejected=rejected)
@@ -348,7 +343,7 @@ class Answerer:
                           rejected=(*first.stream.answer.rejected, *answer.rejected))
 
     def _finish(self, question: str, attempt: Attempt, entries: list[GlossaryEntry], lang: Lang) -> Answer:
-        def fallback(status: AnswerStatus, notice: str, result: GenerationResult,
+        def fallback(status: AnswerStatus, notice: Phrase, result: GenerationResult,
                      rejected: tuple[SentenceCheck, ...]) -> Answer:
             return self._fallback(question, entries, lang, status, notice, result, rejected=rejected)
 
@@ -356,20 +351,20 @@ class Answerer:
 
     def _quote_only(self, question: str, entries: list[GlossaryEntry], lang: Lang, started: float) -> Answer:
         """The glossary's sentences that answer the question, verbatim: the answer when the model writes none."""
-        return self._quoted(answering(entries, question), lang, "extractive", t("answer_verbatim", lang),
+        return self._quoted(answering(entries, question), lang, "extractive", [VERBATIM],
                             grounded=True, elapsed=time.monotonic() - started)
 
     def _fallback(self, question: str, entries: list[GlossaryEntry], lang: Lang, status: AnswerStatus,
-                  notice: str, result: GenerationResult | None = None, retry_after_s: int | None = None,
+                  notice: Phrase, result: GenerationResult | None = None, retry_after_s: int | None = None,
                   rejected: Sequence[SentenceCheck] = ()) -> Answer:
         """The glossary's sentences that answer the question, verbatim, under a notice."""
-        return self._quoted(answering(entries, question), lang, status, notice, grounded=False, notice=notice,
+        return self._quoted(answering(entries, question), lang, status, [notice], grounded=False, notice=notice,
                             result=result, retry_after_s=retry_after_s, rejected=rejected)
 
     async def _remember(self, key: str | None, question: str, answer: Answer) -> Answer:
         """Store the turn (a fallback too, so a follow-up can lean on it; a stopped answer not)."""
         if answer.status != "cancelled":
-            await self.remember_reply(key, question, answer.text)
+            await self.remember_reply(key, question, answer.said)
         return answer
 
     async def remember_reply(self, key: str | None, question: str, text: str) -> None:

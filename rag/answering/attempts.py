@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 
-from infra.i18n import t
+from infra.i18n import Phrase
 from models.base import ChatMessage, GenerationParams, LLMBackend, TextDelta
 from models.queue import RequestQueue, Ticket
 from rag.answering.events import Answer, AnswerStatus, Delta, Generating, Queued
@@ -23,7 +23,7 @@ from rag.verification.sentences import SentenceCheck
 from rag.verification.stream import SentenceStream
 
 # the glossary's words under a notice, when the model's answer cannot stand (status, notice, result, rejected)
-Fallback = Callable[[AnswerStatus, str, GenerationResult, tuple[SentenceCheck, ...]], Answer]
+Fallback = Callable[[AnswerStatus, Phrase, GenerationResult, tuple[SentenceCheck, ...]], Answer]
 
 
 @dataclass
@@ -72,14 +72,14 @@ def outcome(attempt: Attempt, entries: list[GlossaryEntry], lang: Lang, model_na
     rejected = tuple(verified.rejected)
     ttft = attempt.first_shown_s or result.ttft_s
     if result.failure == "cancelled":
-        return Answer(text=verified.text or t("answer_cancelled", lang), grounded=False, sources=sources,
-                      model=model_name, ttft_s=ttft, tokens=result.tokens, status="cancelled",
-                      lang=lang, notice=t("answer_cancelled", lang), rejected=rejected)
+        return Answer(generated=verified.text, grounded=False, sources=sources, model=model_name, ttft_s=ttft,
+                      tokens=result.tokens, status="cancelled", lang=lang, notice=Phrase.of("answer_cancelled"),
+                      rejected=rejected)
     if result.failure == "timeout":
-        return fallback("timeout", t("answer_timeout", lang), result, rejected)
+        return fallback("timeout", Phrase.of("answer_timeout"), result, rejected)
     if result.failure == "error":
-        return fallback("fallback", t("answer_model_failed", lang), result, rejected)
+        return fallback("fallback", Phrase.of("answer_model_failed"), result, rejected)
     if not verified.text:
-        return fallback("fallback", t("answer_no_citations", lang), result, rejected)
-    return Answer(text=verified.text, grounded=True, sources=sources, model=model_name, ttft_s=ttft,
+        return fallback("fallback", Phrase.of("answer_no_citations"), result, rejected)
+    return Answer(generated=verified.text, grounded=True, sources=sources, model=model_name, ttft_s=ttft,
                   tokens=result.tokens, status="answered", lang=lang, rejected=rejected)

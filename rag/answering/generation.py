@@ -28,6 +28,7 @@ from models.base import (
 )
 from models.queue import RequestCancelledError, RequestQueue, Ticket
 from rag.answering.events import Queued
+from rag.answering.prompt import build_messages
 
 log = logging.getLogger(__name__)
 
@@ -106,3 +107,22 @@ async def _produce(backend: LLMBackend, queue: RequestQueue, ticket: Ticket, mes
             result.failure = "cancelled"
         result.text = "".join(pieces)
         out.put_nowait(result)
+
+
+async def warm_up(backend: LLMBackend, queue: RequestQueue) -> None:
+    """Evaluate the static part of the prompt once, in the queue's turn (see :meth:`Answerer.warm_up`)."""
+    ticket = queue.enqueue("warm-up")
+    try:
+        async for _ in ticket.wait_turn():
+            pass
+        prompts = [build_messages("?", [], [], "ru", native_rules=True)] if backend.caches_prompts else []
+        prompts.append(build_messages("?", [], [], "ru"))  # the default rules last: the model keeps them
+        for messages in prompts:
+            stream = backend.stream(messages, GenerationParams(max_tokens=1, temperature=0.0))
+            async with contextlib.aclosing(stream) as chunks:
+                async for _chunk in chunks:
+                    pass
+    except (GenerationError, LLMUnavailableError) as exc:
+        log.warning("warm-up failed: %s", exc)
+    finally:
+        ticket.release()

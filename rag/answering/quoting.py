@@ -1,15 +1,15 @@
 """Answers made of the glossary's own sentences: the extractive answer and every fallback.
 
-:mod:`rag.answering.extractive` picks the sentences; here they are numbered like the sources, put under their
-header and, for an English question, replaced by the entry's curated English when it was made from this very
-text (:mod:`rag.verification.renderings`).
+:mod:`rag.answering.extractive` picks the sentences; here they become an :class:`Answer` under their header
+(phrases the fronts render, :func:`app.views.answer.answer_text`) and, for an English question, are replaced
+by the entry's curated English when it was made from this very text (:mod:`rag.verification.renderings`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from infra.i18n import t
+from infra.i18n import Phrase
 from rag.answering.events import NO_MODEL, Answer, AnswerStatus
 from rag.answering.extractive import Quote, answering_quotes
 from rag.answering.generation import GenerationResult
@@ -17,18 +17,6 @@ from rag.glossary import GlossaryEntry
 from rag.language import Lang
 from rag.verification.renderings import Rendering, rendered_sentences, source_sha
 from rag.verification.sentences import SentenceCheck
-
-
-def quoted_text(quotes: Sequence[Quote], sources: Sequence[GlossaryEntry], lang: Lang, header: str) -> str:
-    numbers = {entry.id: n for n, entry in enumerate(sources, start=1)}
-    lines = [header]
-    for quote in quotes:
-        if quote.original is not None:  # a curated translation: said to be one, never the glossary's words
-            lines.append(f"{quote.entry.term} — “{quote.text}” [{numbers[quote.entry.id]}] "
-                         f"({t('answer_translation_mark', lang)})\n  {t('answer_original', lang)} «{quote.original}»")
-        else:
-            lines.append(f"{quote.entry.term} — «{quote.text}» [{numbers[quote.entry.id]}]")
-    return "\n".join(lines)
 
 
 def answering(entries: list[GlossaryEntry], question: str) -> list[Quote]:
@@ -58,20 +46,25 @@ def translated(quote: Quote, renderings: Mapping[str, Rendering]) -> Quote:
     return quote if english is None else Quote(quote.entry, english, original=quote.text)
 
 
-def quoted_answer(quotes: Sequence[Quote], lang: Lang, status: AnswerStatus, header: str, *, grounded: bool,
-                  renderings: Mapping[str, Rendering], model_name: str, elapsed: float = 0.0,
-                  notice: str | None = None, result: GenerationResult | None = None,
+VERBATIM = Phrase.of("answer_verbatim")
+TRANSLATED = Phrase.of("answer_translated")
+
+
+def quoted_answer(quotes: Sequence[Quote], lang: Lang, status: AnswerStatus, header: Sequence[Phrase], *,
+                  grounded: bool, renderings: Mapping[str, Rendering], model_name: str, elapsed: float = 0.0,
+                  notice: Phrase | None = None, result: GenerationResult | None = None,
                   retry_after_s: int | None = None, rejected: Sequence[SentenceCheck] = ()) -> Answer:
     """The answer made of these quotes (translated for an English question when a rendering allows)."""
     if lang == "en" and renderings:
         english = [translated(quote, renderings) for quote in quotes]
-        if any(quote.original is not None for quote in english) and header == t("answer_verbatim", lang):
-            header = t("answer_translated", lang)
+        if any(quote.original is not None for quote in english):
+            header = [TRANSLATED if phrase == VERBATIM else phrase for phrase in header]
         quotes = english
     sources = list(dict.fromkeys(quote.entry for quote in quotes))
     used_model = result is not None and result.tokens > 0
-    return Answer(text=quoted_text(quotes, sources, lang, header), grounded=grounded, sources=sources,
+    return Answer(generated="", grounded=grounded, sources=sources,
                   model=model_name if used_model else NO_MODEL,
                   ttft_s=elapsed if result is None else result.ttft_s,
                   tokens=result.tokens if result else 0, status=status, lang=lang, notice=notice,
-                  retry_after_s=retry_after_s, quotes=tuple(quotes), rejected=tuple(rejected))
+                  retry_after_s=retry_after_s, quotes=tuple(quotes), header=tuple(header),
+                  rejected=tuple(rejected))

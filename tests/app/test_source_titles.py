@@ -78,8 +78,8 @@ def _glossary_answer(lang: Lang) -> Answer:
     entries = {entry.id: entry for entry in glossary_file(DATA).get()}
     book = RuleBook(DATA, glossary_file(DATA))
     sources = [entries["000-nvlink"], entries["002-rental-term"]]
-    return Answer(text="NVLink [1]. Неделя — 7 дней [2].", grounded=True, sources=sources, model="test", ttft_s=0.0,
-                  tokens=0, status="answered", lang=lang, caveats=book.caveats_for(sources))
+    return Answer(generated="NVLink [1]. Неделя — 7 дней [2].", grounded=True, sources=sources, model="test",
+                  ttft_s=0.0, tokens=0, status="answered", lang=lang, caveats=book.caveats_for(sources))
 
 
 @pytest.mark.parametrize("lang", ["ru", "en"])

@@ -62,7 +62,7 @@ def test_a_rule_answer_quotes_the_caveat_in_both_languages(book: RuleBook) -> No
 def test_a_reply_ends_with_the_caveats_after_the_sources() -> None:
     entry = next(e for e in glossary_file(DATA).get() if e.source.startswith("002_"))
     caveat = Caveat(entry.source, "Определения объясняют концепцию.", "Definitions explain the concept.")
-    answer = Answer(text="VRAM — память ускорителя [1].", grounded=True, sources=[entry], model="m", ttft_s=0.0,
+    answer = Answer(generated="VRAM — память ускорителя [1].", grounded=True, sources=[entry], model="m", ttft_s=0.0,
                     tokens=0, status="answered", lang="ru", caveats=(caveat,))
     text = render_reply(answer)
     assert text.index("Источники") < text.index("«Определения объясняют концепцию.»")

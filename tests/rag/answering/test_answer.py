@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.views.answer import answer_json
+from app.views.answer import answer_json, answer_text
 from infra.settings import DataSettings, LLMSettings, Settings
 from models import build_backend
 from models.base import ChatMessage, GenerationParams, StreamChunk
@@ -82,7 +82,7 @@ def final(events: list[AnswerEvent]) -> Answer:
 
 
 def assert_citations_within(answer: Answer, context: int) -> None:
-    for number in re.findall(r"\[(\d+)\]", answer.text):
+    for number in re.findall(r"\[(\d+)\]", answer_text(answer)):
         assert 1 <= int(number) <= max(context, len(answer.sources))
 
 
@@ -92,7 +92,7 @@ async def test_out_of_scope_is_refused_without_touching_the_model(
     answer = final(await collect(make_answerer(retriever, backend), "какая погода в Москве завтра?"))
     assert answer.status == "out_of_scope" and not answer.grounded
     assert answer.sources == [] and answer.tokens == 0
-    assert "глоссари" in answer.text  # refused in the question's language
+    assert "глоссари" in answer_text(answer)  # refused in the question's language
     assert backend.calls == before
 
 
@@ -111,7 +111,7 @@ async def test_in_scope_answer_streams_and_is_grounded_or_falls_back(
     else:  # the 135M model restated no entry sentence (rag.verification.alignment): the definitions verbatim,
         # not grounded
         assert answer.status == "fallback" and not answer.grounded
-        assert ENTRIES[1].definition in answer.text
+        assert ENTRIES[1].definition in answer_text(answer)
     assert answer_json(answer).keys() == {"answer", "grounded", "sources", "model", "ttft_s", "tokens", "caveats"}
     assert answer_json(answer)["sources"][0].keys() == {"id", "term", "definition", "source"}
 
@@ -127,7 +127,7 @@ async def test_bad_model_file_gives_retrieval_only_answers(
     assert answerer.backend is None and answerer.unavailable_reason
     answer = final(await collect(answerer, "как NVLink соединяет GPU?"))
     assert answer.status == "unavailable" and not answer.grounded
-    assert "недоступна" in answer.text and ENTRIES[2].definition in answer.text
+    assert "недоступна" in answer_text(answer) and ENTRIES[2].definition in answer_text(answer)
     assert answer.sources[0].id == "nvlink" and answer.model == "none"
     await answerer.aclose()
 
@@ -141,7 +141,7 @@ async def test_quote_mode_answers_with_the_glossarys_sentences_and_asks_the_mode
     answer = final(events)
     assert backend.calls == before and not [e for e in events if isinstance(e, Delta)]
     assert answer.status == "extractive" and answer.grounded and answer.model == "none"
-    assert answer.sources[0].id == "nvlink" and ENTRIES[2].definition in answer.text
+    assert answer.sources[0].id == "nvlink" and ENTRIES[2].definition in answer_text(answer)
     assert Settings().llm.answer_mode == "quote"
 
 
@@ -153,7 +153,7 @@ async def test_full_queue_answers_busy_at_once(retriever: HybridRetriever, backe
     before = backend.calls
     answer = final(await collect(answerer, "How does NVLink connect GPUs?"))
     assert answer.status == "busy" and answer.retry_after_s == 12
-    assert "try again in 12 s" in answer.text and ENTRIES[2].definition in answer.text
+    assert "try again in 12 s" in answer_text(answer) and ENTRIES[2].definition in answer_text(answer)
     assert backend.calls == before
     holder.release()
 
@@ -191,7 +191,7 @@ async def test_timeout_falls_back_to_definitions(retriever: HybridRetriever, bac
     answerer = make_answerer(retriever, backend, timeout_s=0.05, max_tokens=200)
     answer = final(await collect(answerer, "How does NVLink connect GPUs?"))
     assert answer.status == "timeout" and not answer.grounded
-    assert ENTRIES[2].definition in answer.text
+    assert ENTRIES[2].definition in answer_text(answer)
     assert answerer.queue.running == 0  # the slot was given back
 
 
@@ -333,7 +333,7 @@ async def test_an_ungrounded_answer_is_retried_with_the_best_concept_only() -> N
     assert [s.id for s in answer.sources] == ["nvlink"]
     assert "PCIe" in backend.prompts[0] and "PCIe" not in backend.prompts[1], "the retry saw one concept"
     streamed = "".join(e.text for e in events if isinstance(e, Delta))
-    assert "Bananas" not in streamed and "Bananas" not in answer.text, "unverified text is never shown"
+    assert "Bananas" not in streamed and "Bananas" not in answer_text(answer), "unverified text is never shown"
     assert "interconnect" in streamed, "the retry's verified sentence streams like the first attempt's"
     assert answer.tokens == sum(len(reply.split()) for reply in replies), "both tries are counted"
     assert 0 < answer.first_token_s <= answer.ttft_s, "shown after the first try's first token, not before"
@@ -344,7 +344,7 @@ async def test_a_retry_that_is_still_ungrounded_falls_back_to_the_definitions() 
     answerer = Answerer(_two_concepts(), backend, max_tokens=24, timeout_s=60)  # type: ignore[arg-type]
     answer = final(await collect(answerer, "multi-GPU interconnect bandwidth", key=None))
     assert answer.status == "fallback" and not answer.grounded and len(backend.prompts) == 2
-    assert "NVLink" in answer.text and "900 GB/s" in answer.text
+    assert "NVLink" in answer_text(answer) and "900 GB/s" in answer_text(answer)
 
 
 async def test_a_russian_answer_in_english_is_retried_under_russian_rules() -> None:
@@ -366,7 +366,7 @@ async def test_a_russian_answer_in_english_is_retried_under_russian_rules() -> N
     answerer = Answerer(HybridRetriever([nvlink], None, None), backend, max_tokens=24,  # type: ignore[arg-type]
                         timeout_s=60)
     answer = final(await collect(answerer, "как NVLink соединяет GPU?", key=None))
-    assert answer.status == "answered" and answer.lang == "ru" and "шина" in answer.text
+    assert answer.status == "answered" and answer.lang == "ru" and "шина" in answer_text(answer)
     assert seen[0] != SYSTEM_RULES_RU and seen[1] == SYSTEM_RULES_RU
 
 
@@ -448,6 +448,6 @@ async def test_a_concept_the_question_names_comes_first_even_when_retrieval_rank
     answerer = Answerer(HybridRetriever(load_glossary(DATA_DIR), None, None), None)
     answer = final(await collect(answerer, "нужен ли loss scaling для BF16?", key=None))
     assert answer.status == "unavailable" and answer.sources[0].concept == "bf16", answer.sources
-    assert "диапазоном FP32" in answer.text
+    assert "диапазоном FP32" in answer_text(answer)
     # a definition keeps retrieval's concept: "Инференс" in the question does not displace prefill
     assert (await answerer.retrieve("что такое prefill?", []) or [])[0].concept == "prefill"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from infra.i18n import t
+from app.views.answer import answer_text
+from infra.i18n import Phrase, t
 from rag.answering.attempts import Attempt, outcome
 from rag.answering.context_entries import named_first
 from rag.answering.events import NO_MODEL, Answer, AnswerStatus
@@ -13,7 +14,7 @@ from rag.answering.extractive import Quote
 from rag.answering.generation import GenerationResult
 from rag.answering.memory import ConversationMemory, last_user_turn
 from rag.answering.prompt import Turn
-from rag.answering.quoting import answering, quoted_answer, quoted_text
+from rag.answering.quoting import VERBATIM, answering, quoted_answer
 from rag.glossary import GlossaryEntry
 from rag.verification.sentences import SentenceCheck, SentenceVerifier
 from rag.verification.stream import SentenceStream
@@ -58,10 +59,14 @@ def test_memory_without_a_store_or_with_a_broken_one_reads_as_an_empty_conversat
     asyncio.run(scenario())
 
 
-def test_quoted_text_numbers_the_quotes_like_the_sources() -> None:
+def test_a_quoted_answer_is_data_its_text_numbers_the_quotes_like_the_sources() -> None:
     quotes = [Quote(NVLINK, NVLINK.definition), Quote(HBM, HBM.definition)]
-    text = quoted_text(quotes, [NVLINK, HBM], "ru", "Заголовок")
-    assert text.splitlines() == ["Заголовок", f"NVLink — «{NVLINK.definition}» [1]", f"HBM — «{HBM.definition}» [2]"]
+    answer = quoted_answer(quotes, "ru", "fallback", [Phrase.of("answer_timeout")], grounded=False,
+                           renderings={}, model_name="qwen", notice=Phrase.of("answer_timeout"))
+    assert answer.generated == "" and answer.header == (Phrase.of("answer_timeout"),)  # phrases, not prose
+    assert answer_text(answer).splitlines() == [t("answer_timeout", "ru"), f"NVLink — «{NVLINK.definition}» [1]",
+                                                f"HBM — «{HBM.definition}» [2]"]
+    assert answer.said.splitlines() == answer_text(answer).splitlines()[1:]  # the memory keeps no notice
 
 
 def test_the_fallback_quotes_are_the_context_entries_own_words() -> None:
@@ -71,10 +76,10 @@ def test_the_fallback_quotes_are_the_context_entries_own_words() -> None:
 
 
 def test_a_quoted_answer_cites_its_entries_and_names_no_model_when_none_wrote() -> None:
-    answer = quoted_answer([Quote(HBM, HBM.definition)], "ru", "extractive", t("answer_verbatim", "ru"),
+    answer = quoted_answer([Quote(HBM, HBM.definition)], "ru", "extractive", [VERBATIM],
                            grounded=True, renderings={}, model_name="qwen")
     assert answer.sources == [HBM] and answer.model == NO_MODEL and answer.grounded
-    assert answer.text.startswith(t("answer_verbatim", "ru"))
+    assert answer_text(answer).startswith(t("answer_verbatim", "ru"))
 
 
 def test_a_named_latin_concept_comes_first_in_the_context() -> None:
@@ -86,16 +91,17 @@ def test_a_named_latin_concept_comes_first_in_the_context() -> None:
 
 def test_an_attempt_with_nothing_verified_falls_back_with_the_no_citations_notice() -> None:
     stream = SentenceStream(SentenceVerifier([HBM], "что такое HBM?", "ru"))
-    seen: list[tuple[AnswerStatus, str]] = []
+    seen: list[tuple[AnswerStatus, Phrase]] = []
 
-    def fallback(status: AnswerStatus, notice: str, result: GenerationResult,
+    def fallback(status: AnswerStatus, notice: Phrase, result: GenerationResult,
                  rejected: tuple[SentenceCheck, ...]) -> Answer:
         seen.append((status, notice))
-        return Answer(text=notice, grounded=False, sources=[], model=NO_MODEL, ttft_s=0.0, tokens=0,
+        return Answer(generated="", notice=notice, grounded=False, sources=[], model=NO_MODEL, ttft_s=0.0, tokens=0,
                       status=status, lang="ru")
 
     outcome(Attempt(GenerationResult(tokens=3), stream), [HBM], "ru", "qwen", fallback)
     outcome(Attempt(GenerationResult(failure="timeout"), stream), [HBM], "ru", "qwen", fallback)
-    assert seen == [("fallback", t("answer_no_citations", "ru")), ("timeout", t("answer_timeout", "ru"))]
+    assert seen == [("fallback", Phrase.of("answer_no_citations")), ("timeout", Phrase.of("answer_timeout"))]
     stopped = outcome(Attempt(GenerationResult(failure="cancelled"), stream), [HBM], "ru", "qwen", fallback)
-    assert stopped.status == "cancelled" and stopped.notice == t("answer_cancelled", "ru")
+    assert stopped.status == "cancelled" and stopped.notice == Phrase.of("answer_cancelled")
+    assert answer_text(stopped) == t("answer_cancelled", "ru")  # nothing was shown: the notice says why
