@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from anchorgpu.cli._common import print_json
 from app.views.answer import answer_text
+from dev.bench._report import add_out_argument, emit
 from infra.settings import get_settings
 from infra.stats import percentile
 
@@ -56,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--embedders", default=",".join(EMBEDDERS),
                         help="comma-separated RAG_EMBEDDING_MODEL values whose retrieval hit@1/hit@3 are reported "
                              "(the configured one answers the questions)")
+    add_out_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -66,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"anchorgpu bench answers: unknown mode {', '.join(unknown)} (use {', '.join(MODES)})")
         return 2
     embedders = [e.strip() for e in args.embedders.split(",") if e.strip()]
-    print_json(asyncio.run(_bench(args.model, max(0, args.limit), modes, args.failures, embedders,
-                                   args.timings, args.baseline, args.file, args.answers)))
+    emit("answers", asyncio.run(_bench(args.model, max(0, args.limit), modes, args.failures, embedders,
+                                       args.timings, args.baseline, args.file, args.answers)), args.out)
     return 0
 
 

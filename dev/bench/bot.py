@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from anchorgpu.cli._common import print_json
+from dev.bench._report import add_out_argument, emit
 from dev.telegram_stub import TelegramStub
 from infra.settings import REPO_ROOT
 from infra.stats import percentile
@@ -52,11 +52,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--redis-url", default=None,
                         help="run our bot with DB_REDIS_URL (Redis de-duplication) instead of SQLite")
     parser.add_argument("--kinds", default="fit,quote,inline", help="non-LLM update kinds to cycle through")
+    add_out_argument(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print_json(asyncio.run(bench(args)))
+    emit("bot", asyncio.run(bench(args)), args.out)
     return 0
 
 

@@ -12,7 +12,7 @@ import argparse
 import statistics
 import time
 
-from anchorgpu.cli._common import print_json
+from dev.bench._report import add_out_argument, emit
 
 REQUESTS = (
     "llama-3.1-70b q4_k_m 2xH100 ctx=32k batch=4",
@@ -83,6 +83,7 @@ def reference_rows(service: object) -> list[dict[str, object]]:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("fit", help="latency of one /fit computation (chart excluded)")
     parser.add_argument("--rounds", type=int, default=20, help="passes over the request mix (default 20)")
+    add_out_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         chart_ms.append((time.perf_counter() - start) * 1000)
     p95 = samples[min(len(samples) - 1, int(0.95 * len(samples)))]
     cpu_p95 = cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))]
-    print_json({
+    emit("fit", {
         "benchmark": "fit",
         "reference": reference_rows(service),
         "requests": len(samples),
@@ -132,5 +133,5 @@ def run(args: argparse.Namespace) -> int:
         "target_ms": 5.0,
         "within_target": statistics.median(samples) <= 5.0 and cpu_p95 <= 5.0,
         "chart_median_ms": round(statistics.median(chart_ms), 1),
-    })
+    }, args.out)
     return 0

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from anchorgpu.cli._common import print_json
+from dev.bench._report import add_out_argument, emit
 from infra.settings import get_settings
 
 FIXED_QUESTION = "как PagedAttention уменьшает фрагментацию памяти?"
@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--sections", default="decode,prefix,queue",
                         help="comma-separated subset of decode,prefix,queue to run")
     parser.add_argument("--oos", type=int, default=10, help="out-of-scope eval questions (with --citations)")
+    add_out_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -258,5 +259,5 @@ async def _citation_section(args: argparse.Namespace, cite: Any, eval_set: Any, 
 
 
 def run(args: argparse.Namespace) -> int:
-    print_json(asyncio.run(bench(args)))
+    emit("llm", asyncio.run(bench(args)), args.out)
     return 0

@@ -29,7 +29,6 @@ from typing import Any
 
 import aiohttp
 
-from anchorgpu.cli._common import print_json
 from dev.bench._cluster import (
     DEFAULT_MODEL,
     SMALL_MODEL,
@@ -42,6 +41,7 @@ from dev.bench._cluster import (
     start_llama_server,
     start_replicas,
 )
+from dev.bench._report import add_out_argument, emit
 from dev.telegram_stub import TelegramStub
 from infra.stats import percentile
 
@@ -72,11 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--rss-probe", action="store_true",
                         help="also measure one replica with the default model in process (slow)")
     parser.add_argument("--seed", type=int, default=7)
+    add_out_argument(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print_json(asyncio.run(bench(args)))
+    emit("load", asyncio.run(bench(args)), args.out)
     return 0
 
 

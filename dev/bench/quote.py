@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from anchorgpu.cli._common import print_json
+from dev.bench._report import add_out_argument, emit
 
 REQUESTS = (
     "h100 x8 2 weeks",
@@ -45,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("quote", help="quote computation and SQLite stored round-trip latency")
     parser.add_argument("--rounds", type=int, default=200, help="passes over the request mix (default 200)")
     parser.add_argument("--stored", type=int, default=300, help="stored quotes to time (default 300)")
+    add_out_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -148,5 +149,5 @@ def run(args: argparse.Namespace) -> int:
     # the figures are wall-clock: a busy machine (load above its core count) inflates the tails
     result["load_average_1m"] = round(os.getloadavg()[0], 2)
     result["cpu_count"] = os.cpu_count()
-    print_json(result)
+    emit("quote", result, args.out)
     return 0

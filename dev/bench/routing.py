@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import time
 from collections import Counter, defaultdict
@@ -22,9 +21,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from anchorgpu.cli._common import print_json
 from app.pipeline import ReplyPipeline
 from app.services import Services
+from dev.bench._report import add_out_argument, emit
 from infra.settings import REPO_ROOT, get_settings
 from infra.yamlfile import Text, YamlFileError, read_yaml, validate
 
@@ -210,9 +209,7 @@ def _timed(pipeline: ReplyPipeline, text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     report = asyncio.run(_run(args))
-    print_json(report)
-    if args.out:
-        Path(args.out).write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    emit("routing", report, args.out)
     return 0
 
 
@@ -220,5 +217,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("routing", help="route accuracy, slots and latency of the reply pipeline")
     parser.add_argument("--file", default=str(EVAL_FILE), help="the evaluation set (YAML)")
     parser.add_argument("--verbose", action="store_true", help="list the misrouted items and slot misses")
-    parser.add_argument("--out", default=None, help="also write the JSON report to this file")
+    add_out_argument(parser)
     parser.set_defaults(handler=run)

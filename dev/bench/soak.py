@@ -51,7 +51,6 @@ from typing import Any, cast
 import aiohttp
 from aiohttp import web
 
-from anchorgpu.cli._common import print_json
 from dev.bench._cluster import (
     DEFAULT_MODEL,
     SMALL_MODEL,
@@ -60,6 +59,7 @@ from dev.bench._cluster import (
     private_message,
     replica_env,
 )
+from dev.bench._report import add_out_argument, emit
 from dev.telegram_stub import Fault, TelegramStub
 from infra.settings import REPO_ROOT
 from infra.stats import percentile
@@ -110,7 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "nothing at start-up (default var/chroma when it exists)")
     parser.add_argument("--redis-url", default=None, help="run the bot with DB_REDIS_URL (claims, FSM in Redis)")
     parser.add_argument("--seed", type=int, default=17)
-    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    add_out_argument(parser)
     parser.add_argument("--log", type=Path, default=None, help="keep a copy of the bot's log here")
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                         help="the bot's log level (default WARNING; errors are counted at any level)")
@@ -131,10 +131,7 @@ def run(args: argparse.Namespace) -> int:
     except (RuntimeError, TimeoutError) as exc:  # the bot did not start: its log tail says why
         print(f"anchorgpu bench soak: {exc}", file=sys.stderr)
         return 1
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, ensure_ascii=False, indent=2, default=str) + "\n")
-    print_json(result)
+    emit("soak", result, args.out)
     return 0
 
 

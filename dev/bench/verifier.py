@@ -20,7 +20,6 @@ measures: the targets are reported, nothing is tuned.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from anchorgpu.cli._common import print_json
+from dev.bench._report import add_out_argument, emit
 from dev.eval.mutants import FAITHFUL_CLASSES, PARTS, WRONG_CLASSES, Mutant, all_mutants, cited, part_of, question_for
 from rag.glossary import GlossaryEntry
 from rag.verification.sentences import SentenceVerifier
@@ -209,7 +208,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     parser.add_argument("--context-only", action="store_true",
                         help="verify without the whole glossary (only the cited entry's concept known)")
-    parser.add_argument("--out", default=None, help="also write the JSON report to this file")
+    add_out_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -221,7 +220,5 @@ def run(args: argparse.Namespace) -> int:
     glossary = load_glossary(data_dir)
     report = measure(glossary, current_renderings(glossary, data_dir), catalog_memory_figures(data_dir),
                      sample=args.sample, seed=args.seed, context_only=args.context_only)
-    print_json(report)
-    if args.out:
-        Path(args.out).write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    emit("verifier", report, args.out)
     return 0
