@@ -91,7 +91,7 @@ class Services:
             if self.retriever is None:
                 retriever = await asyncio.to_thread(build_retriever, self.settings, self.glossary.get())
                 self.reloader = GlossaryReloader(self.settings.rag, self.glossary, retriever,
-                                                 self.settings.rag.reload_interval_s)
+                                                 self.settings.rag.reload_interval_s, self.settings.data.data_dir)
                 if retriever.embedder is not None:
                     await asyncio.to_thread(self._attach_router, retriever.embedder, retriever.query_vector)
                 self.retriever = retriever

@@ -25,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from rag.glossary import GlossaryError, load_glossary
     from rag.retrieval.dense import EmbedderError, get_embedder
+    from rag.retrieval.english import current_english, english_vectors
     from rag.retrieval.index import IndexStoreError, open_index
 
     settings = get_settings()
@@ -33,15 +34,19 @@ def run(args: argparse.Namespace) -> int:
         entries = load_glossary(settings.data.data_dir)
         embedder = get_embedder(rag.embedding_model, rag.query_prompt, rag.passage_prompt)
         report = open_index(rag, entries, embedder, rebuild=args.rebuild).report
+        # the curated English renderings' vectors too, so the first start reads them (rag.retrieval.english)
+        english = current_english(entries, settings.data.data_dir)
+        english_vectors(entries, english, embedder, None if rag.chroma_url else rag.chroma_path)
     except (GlossaryError, EmbedderError, IndexStoreError) as exc:
         print(f"anchorgpu ingest: {exc}", file=sys.stderr)
         return 1
     document = {"collection": rag.collection, "store": rag.chroma_url or str(rag.chroma_path),
-                "embedding_model": rag.embedding_model, **report.as_dict()}
+                "embedding_model": rag.embedding_model, **report.as_dict(), "english": len(english)}
     if args.json:
         print_json(document)
     else:
         print(f"glossary index {document['store']} [{rag.collection}]: {report.total} entries; "
               f"added {report.added}, updated {report.updated}, deleted {report.deleted}, "
-              f"unchanged {report.unchanged}{', rebuilt' if report.rebuilt else ''} in {report.seconds:.1f}s")
+              f"unchanged {report.unchanged}{', rebuilt' if report.rebuilt else ''} in {report.seconds:.1f}s; "
+              f"{len(english)} with their English rendering")
     return 0

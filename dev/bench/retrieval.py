@@ -116,6 +116,7 @@ def _real_glossary(args: argparse.Namespace, spec: str) -> tuple[dict[str, Any],
     from dev.eval.retrieval import evaluate, load_eval_set
     from rag.glossary import load_glossary
     from rag.retrieval.dense import embedder_for
+    from rag.retrieval.english import current_english, english_vectors
     from rag.retrieval.index import load_vectors, open_client, sync_index
     from rag.retrieval.lexical import Bm25Index, NameIndex
     from rag.retrieval.retriever import HybridRetriever, compound_parts
@@ -143,7 +144,10 @@ def _real_glossary(args: argparse.Namespace, spec: str) -> tuple[dict[str, Any],
         _, again = sync_index(client, "bench", entries, embedder)
         build["dense_resync_noop_ms"] = _ms(time.perf_counter() - started)
         vectors = load_vectors(collection, entries)
-    retriever = HybridRetriever(entries, embedder, vectors)
+        started = time.perf_counter()
+        english = english_vectors(entries, current_english(entries, settings.data.data_dir), embedder)
+        build["english_ms"] = _ms(time.perf_counter() - started)
+    retriever = HybridRetriever(entries, embedder, vectors, english=english)
     eval_set = load_eval_set()
     methods: dict[str, tuple[str, ...]] = {"bm25": ("bm25",), "names": ("names",), "dense": ("dense",),
                                            "fused": ("names", "bm25", "dense")}

@@ -201,9 +201,11 @@ class NameIndex:
                 per_word[i] = quality
 
 
-def top_k_cosine(matrix: np.ndarray, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Best k rows of a row-normalised matrix by dot product with a normalised vector."""
-    scores = matrix @ vector
+def top_k_cosine(matrix: np.ndarray, vector: np.ndarray, k: int, also: np.ndarray | None = None,
+                 also_margin: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Best k rows of a row-normalised matrix by dot product with a normalised vector; with ``also`` (a
+    second matrix of the same rows), each row scores by the better of its two, ``also``'s less the margin."""
+    scores = matrix @ vector if also is None else np.maximum(matrix @ vector, also @ vector - also_margin)
     k = min(k, scores.shape[0])
     if k <= 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)

@@ -20,10 +20,12 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from infra.datafile import DataFile
 from infra.settings import RAGSettings
 from rag.glossary import Glossary, GlossaryEntry
+from rag.retrieval.english import current_english, english_vectors
 from rag.retrieval.index import index_version, open_index
 from rag.retrieval.retriever import BRUTE_FORCE_MAX, GlossaryIndex, HybridRetriever
 
@@ -39,8 +41,9 @@ class Reload:
 
 class GlossaryReloader:
     def __init__(self, rag: RAGSettings, glossary: DataFile[Glossary], retriever: HybridRetriever,
-                 interval_s: float) -> None:
+                 interval_s: float, data_dir: Path | None = None) -> None:
         self.rag = rag
+        self.data_dir = data_dir  # where the curated English renderings are (None: Russian vectors only)
         self.glossary = glossary
         self.retriever = retriever
         self.interval_s = interval_s
@@ -65,7 +68,10 @@ class GlossaryReloader:
             index = GlossaryIndex.build(entries, None)
         else:
             opened = open_index(self.rag, entries, embedder, with_vectors=len(entries) <= BRUTE_FORCE_MAX)
-            index = GlossaryIndex.build(entries, opened.vectors, opened.collection, opened.report)
+            english = (english_vectors(entries, current_english(entries, self.data_dir), embedder,
+                                       None if self.rag.chroma_url else self.rag.chroma_path)
+                       if self.data_dir is not None and opened.vectors is not None else None)
+            index = GlossaryIndex.build(entries, opened.vectors, opened.collection, opened.report, english)
         self.retriever.replace_index(index)
         self._file_version = self.glossary.version
         reload = Reload(len(entries), version, time.perf_counter() - started)

@@ -20,6 +20,7 @@ from infra.lru import LRUCache
 from infra.settings import Settings
 from rag.glossary import GlossaryEntry, load_glossary
 from rag.retrieval.dense import Embedder, embedder_for
+from rag.retrieval.english import ENGLISH_MARGIN, current_english, english_vectors
 from rag.retrieval.gate import E5_THRESHOLDS, MINILM_THRESHOLDS, GateEvidence, GateThresholds
 from rag.retrieval.index import SyncReport, open_index
 from rag.retrieval.lexical import Bm25Index, NameIndex, Ranked, top_k_cosine
@@ -128,15 +129,18 @@ class GlossaryIndex:
     names: NameIndex
     bm25: Bm25Index
     sync_report: SyncReport | None
+    # the entries' curated English vectors, in glossary order (zeros where none): rag.retrieval.english
+    english: np.ndarray | None = None
     # Which glossary this is, unique in the process (a reload builds a new index, so a new version; two
     # retrievers never share one): what a cache of anything derived from the served glossary is keyed by.
     version: int = field(default_factory=lambda: next(_INDEX_VERSIONS))
 
     @classmethod
     def build(cls, entries: Sequence[GlossaryEntry], vectors: np.ndarray | None, collection: Any = None,
-              sync_report: SyncReport | None = None) -> GlossaryIndex:
+              sync_report: SyncReport | None = None, english: np.ndarray | None = None) -> GlossaryIndex:
         entries = list(entries)
-        return cls(
+        return cls(english=english if english is not None and vectors is not None
+                   and len(english) == len(vectors) else None,
             entries=entries, position={e.id: i for i, e in enumerate(entries)}, vectors=vectors,
             # Small glossaries are searched exactly in memory (sub-millisecond); past BRUTE_FORCE_MAX the
             # matrix scan becomes memory-bound (100k × 384 floats = 150 MB per query), so Chroma's HNSW
@@ -151,10 +155,12 @@ class HybridRetriever:
     def __init__(self, entries: Sequence[GlossaryEntry], embedder: Embedder | None, vectors: np.ndarray | None,
                  thresholds: GateThresholds | None = None,
                  weights: dict[str, float] | None = None, sync_report: SyncReport | None = None,
-                 multilingual: bool | None = None, collection: Any = None, fusion: Fusion | None = None) -> None:
-        """`thresholds`, `weights`, `fusion` and `multilingual` default to what the embedder's profile says."""
+                 multilingual: bool | None = None, collection: Any = None, fusion: Fusion | None = None,
+                 english: np.ndarray | None = None) -> None:
+        """`thresholds`, `weights`, `fusion` and `multilingual` default to what the embedder's profile says;
+        `english`: the entries' English vectors (:mod:`rag.retrieval.english`)."""
         profile = profile_for(embedder)
-        self._index = GlossaryIndex.build(entries, vectors, collection, sync_report)
+        self._index = GlossaryIndex.build(entries, vectors, collection, sync_report, english)
         self.multilingual = multilingual if multilingual is not None else bool(embedder and embedder.multilingual)
         self.embedder = embedder
         self.thresholds = thresholds or profile.thresholds
@@ -238,7 +244,8 @@ class HybridRetriever:
             return Ranked([p for p, _ in pairs], [s for _, s in pairs], pairs[0][1] if pairs else 0.0)
         if index.vectors is None or not len(index.vectors):
             return Ranked([], [], 0.0)
-        order, scores = top_k_cosine(index.vectors, vector, k)
+        # an entry scores by the better of its Russian text and its curated English (when it has one)
+        order, scores = top_k_cosine(index.vectors, vector, k, also=index.english, also_margin=ENGLISH_MARGIN)
         return Ranked([int(i) for i in order], [float(s) for s in scores], float(scores[0]) if len(scores) else 0.0)
 
     def dense_trust(self, query: str) -> float:
@@ -382,10 +389,13 @@ def build_retriever(settings: Settings, entries: Sequence[GlossaryEntry] | None 
     entries = list(entries) if entries is not None else load_glossary(settings.data.data_dir)
     embedder = embedder_for(rag)
     index = open_index(rag, entries, embedder, rebuild=rebuild, with_vectors=len(entries) <= BRUTE_FORCE_MAX)
+    english = (english_vectors(entries, current_english(entries, settings.data.data_dir), embedder,
+                               None if rag.chroma_url else rag.chroma_path)
+               if index.vectors is not None else None)
     lemmas = rag.chroma_path / LEMMA_TABLE if not rag.chroma_url else None
     known = load_lemma_table(lemmas) if lemmas is not None else 0
     retriever = HybridRetriever(entries, embedder, index.vectors, sync_report=index.report,
-                                collection=index.collection)
+                                collection=index.collection, english=english)
     if lemmas is not None and lemma_count() > known:  # words the table did not have yet
         save_lemma_table(lemmas)
     return retriever
