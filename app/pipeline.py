@@ -59,7 +59,7 @@ from gpu.quote.service import QuoteService
 from infra.i18n import Lang, Phrase
 from rag.answering.prompt import Turn
 from rag.context import is_definition_question
-from rag.language import detect_lang
+from rag.language import detect_lang, is_why_question
 from rag.text import is_russian_word
 
 log = logging.getLogger(__name__)
@@ -325,6 +325,10 @@ class ReplyPipeline:
         # «сколько жрёт по питанию l40s»: a "how much" of a GPU's own figure is a spec question, not a price
         if priced and has_gpu and not words.price and not words.rental and spec_fields_asked(text):
             priced = False
+        # "why do datacenter gpus cost 10x a gaming card?": a cause asked, which no price list states
+        if priced and is_why_question(text) and not has_gpu and not has_model and not has_duration \
+                and slots.count is None:
+            return Decision("glossary")
         if priced:
             quote_asked = words.calculate or (slots.count or 0) > 1 or (sem == "quote" and not words.price)
             if has_gpu and not has_duration and quote_asked and not words.rate:

@@ -214,6 +214,26 @@ async def test_a_how_or_why_question_naming_a_gpu_in_passing_is_a_glossary_quest
     assert isinstance(reply, GlossaryReply), reply
 
 
+@pytest.mark.parametrize("text", [
+    "why are datacenter cards so much pricier than gaming ones?",
+    "почему серверные видеокарты стоят в разы дороже игровых?",
+    "почему спот дешевле обычной аренды?",
+])
+async def test_why_something_costs_what_it_costs_is_a_cause_asked_not_the_price_list(
+        pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert reply.routing.intent == "glossary", reply
+
+
+@pytest.mark.parametrize(("text", "route"), [("why is the h100 pricier than the a100?", "compare"),
+                                             ("почему h100 за неделю так дорого выходит?", "quote"),
+                                             ("сколько стоит h100?", "price")])
+async def test_a_why_about_a_named_gpu_s_price_still_shows_its_price(pipeline: ReplyPipeline, text: str,
+                                                                    route: str) -> None:
+    reply = await pipeline.reply(text)
+    assert reply.routing.intent == route, reply
+
+
 @pytest.mark.parametrize("text", ["ваши цены?", "what are your prices", "how much do you charge", "pricing?",
                                   "какие видеокарты у вас есть?", "what gpus do you have in stock right now"])
 async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipeline: ReplyPipeline,
