@@ -173,7 +173,9 @@ def _memory_card(tokens: Sequence[str], index: int, find: Callable[[str], Spec |
     else:
         return None
     size = _memory(tokens, start)
-    if size is None or (tokens[index] in _INTO_LINKS and size[1] < len(tokens)
+    # «в 24 гб» is a size a model goes into when said last; «в мои 12 гб» (a possessive) wherever it is said
+    owned = tokens[index] in _INTO_LINKS and start == index + 2
+    if size is None or (tokens[index] in _INTO_LINKS and not owned and size[1] < len(tokens)
                         and tokens[size[1]] not in _CARD_WORDS):
         return None
     end = size[1] + (size[1] < len(tokens) and tokens[size[1]] in _CARD_WORDS)

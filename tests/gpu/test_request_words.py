@@ -75,6 +75,10 @@ def test_a_size_a_model_is_put_into_is_a_card_but_other_sizes_are_not(service: F
                                                                        catalog: GPUCatalog) -> None:
     assert service.fit("влезет ли llama 3 8b в 24 гб").gpu.id == "rtx-4090"  # said last: what it goes into
     assert service.fit("модель 13b не лезет в мои 12 гб").gpu.id == "rtx-3060-12gb"
+    # the memory one has («в мои», "in my") is a card wherever it is said, not only last
+    assert service.fit("модель 13b не лезет в мои 12 гб. читал про оффлоадинг — сильно тормозит?").gpu.id \
+        == "rtx-3060-12gb"
+    assert service.fit("llama 70b in my 24gb, how slow would offloading be?").gpu.id == "rtx-4090"
     # the model's own size said beside its name picks the catalog model of that size
     assert service.fit("deepseek r1 distill 32b").request.model.id == "deepseek-r1-distill-qwen-32b"
     assert service.fit("deepseek r1 on 8 h200").request.model.id == "deepseek-r1"
