@@ -214,8 +214,8 @@ class LLMSettings(BaseSettings):
         "quote",
         description="quote: answers are the glossary's own sentences that answer the question, the model writes "
                     "nothing (with the bundled 0.5B model free generation adds no answered question on the "
-                    "labelled sets: `anchorgpu bench answers`, while the verifier's mutation benchmark still lets "
-                    "some wrong sentences through: `anchorgpu bench verifier`). generate: the model writes and "
+                    "labelled sets, `anchorgpu bench answers`, and its first verified sentence comes well after "
+                    "its first token on a CPU). generate: the model writes and "
                     "every sentence is checked against the glossary (for a stronger model). See docs/answering.md.")
 
 
