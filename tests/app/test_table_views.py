@@ -7,6 +7,7 @@ import datetime as dt
 from decimal import Decimal
 
 from app.views.fit import fit_report
+from app.views.fit import render as render_fit
 from app.views.gpus import gpus_report
 from app.views.placements import placements_report
 from app.views.quote import quote_report
@@ -99,3 +100,10 @@ def test_a_row_of_the_wrong_width_is_refused() -> None:
         assert "1 cells" in str(exc)
     else:
         raise AssertionError("a short row was accepted")
+
+
+def test_the_decode_speed_is_said_to_be_a_ceiling_real_decoding_is_slower() -> None:
+    result = fit_service().fit("deepseek r1 on 8 h200")
+    assert result.decode_tokens_per_s is not None  # a bound from bandwidth alone, far above what runs
+    assert "real decoding is slower" in render_fit(result, "en")
+    assert "на деле ниже" in render_fit(result, "ru")
