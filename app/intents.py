@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from gpu.catalog import GPUSpec, normalize_name
@@ -50,6 +50,10 @@ AVAILABILITY_QUESTION = re.compile(
     r"(?i)(арендова\w*|арендуе\w*|есть\s+ли\s+у\s+вас|у\s+вас\s+есть|сда[её]те|в\s+наличии|\brent\b|\brentable\b|"
     r"\bdo\s+you\s+(have|offer)\b|\bavailable\s+(for|to)\s+rent)")
 # a price question is about renting compute: it names a GPU or rental words ("сколько стоит iPhone" is not)
+# the cheapest GPU asked for, of some memory or of any: «самая дешёвая карта на 48 гб», "cheapest 80gb card"
+CHEAPEST = re.compile(r"(?i)(\bcheapest\b|least\s+expensive|most\s+affordable|lowest[-\s]priced"
+                      r"|сам\w+\s+(дешёв|дешев|бюджетн)\w*|дешевле\s+всего|наиболее\s+(дешёв|дешев)\w*)")
+MEMORY_SIZE = re.compile(r"(?i)\b(\d{2,3})\s*(gb|gib|гб|гиб|гиг\w*|gigs?)\b")
 RENTAL_WORDS = re.compile(r"(?i)(аренд|арендов|rent|\bgpu|гпу|видеокарт|карт[аыу]\b|инстанс|instance|сервер|server|"
                           r"\bчас|hour|spot|спот|committed|on-demand|по требованию|прайс|price list|quote|расч[её]т|"
                           r"скидк|discount)")
@@ -89,6 +93,9 @@ class Intent:
     unpriced: tuple[str, ...] = ()  # price questions: catalog GPUs named that are not rented
     rules: tuple[RuleAnswer, ...] = ()  # rule questions: the rules it is about, with their yes/no
     spec_fields: tuple[SpecField, ...] = ()  # spec questions: what is asked (memory, bandwidth…)
+    # price questions: the cheapest GPU asked for (the rented ones cheapest first), of at least this memory
+    cheapest: bool = False
+    min_memory_gb: int | None = None
 
     @property
     def catalogs(self) -> tuple[CatalogSource, ...]:
@@ -186,8 +193,19 @@ class IntentClassifier:
                       unpriced=tuple(gpu for gpu in named if gpu not in rentable))
 
     def price_intent(self, question: str) -> Intent:
-        """The price-list reply to a price question: the GPUs it names, rented or not (none: the whole list)."""
-        return self._price(question) or Intent("price", question)
+        """The price-list reply to a price question: the GPUs it names, rented or not (none: the whole list);
+        the cheapest asked for ("cheapest 80gb card"): the rented GPUs cheapest first, of that memory or more
+        (a size names no one GPU here: the catalog's first 80 GB card is not the cheapest one)."""
+        intent = self._price(question) or Intent("price", question)
+        if not CHEAPEST.search(question):
+            return intent
+        size = MEMORY_SIZE.search(question)
+        if size is not None:
+            return Intent("price", question, cheapest=True, min_memory_gb=int(size.group(1)))
+        # "cheapest h100": every variant of the family it names (the PCIe one is cheaper than the SXM)
+        rentable = set(self.data.prices.rentable_ids())
+        named = tuple(spec.id for spec in self.gpus_named(question) if spec.id in rentable)
+        return replace(intent, cheapest=True, gpu_ids=named)
 
     def _fit_parses(self, question: str) -> bool:
         try:

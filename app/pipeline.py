@@ -278,6 +278,10 @@ class ReplyPipeline:
                 money or (not has_model and (topic is None or topic == "rent") and rented)):
             return Decision("quote")
         off_topic = sem == "off_topic" and words.lead(sem) >= CLEAR_MARGIN
+        # "what's the cheapest gpu with 48gb?": the price list cheapest first (a model named: the fit's
+        # cheapest configurations; a duration: the quote, which lists the cheaper ways to pay)
+        if words.cheapest and not has_model and not has_duration and not off_topic:
+            return Decision("price")
         # another provider's prices or a way to pay: neither is in the price list, the rules or the glossary
         if words.other_provider and not has_model and not has_duration:  # a GPU's price asked: ours for it
             return Decision("price") if has_gpu and words.price else Decision("refusal", refusal="other_provider")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from app.intents import PRICE_QUESTION, RENTAL_WORDS
+from app.intents import CHEAPEST, PRICE_QUESTION, RENTAL_WORDS
 from app.router import RouteScores
 from app.slots import Slots
 
@@ -49,6 +49,7 @@ class Signals:
         self.fit = bool(FIT_WORDS.search(text))
         self.strong_fit = bool(STRONG_FIT.search(text))
         self.availability = bool(AVAILABILITY.search(text))
+        self.cheapest = bool(CHEAPEST.search(text))
         self.payment = bool(PAYMENT.search(PAID_PERIOD.sub(" ", text)))
         self.discount = bool(DISCOUNT.search(text))
         self.other_provider = bool(OTHER_PROVIDER.search(text))
@@ -133,3 +134,4 @@ AVAILABILITY = re.compile(
     r"(?i)(арендова\w*|арендуе\w*|свободн\w*|есть\s+(ли\s+)?у\s+вас|у\s+вас\s+(есть|бывают|имеются)|сда[её]т\w*|в\s+наличии"
     r"|в\s+аренд\w*|\brentable\b|\b(do|can)\s+(you|u)(\s+guys|\s+folks|\s+all)?\s+(have|offer|rent|provide)\b"
     r"|\bgot\s+any\b|\bin\s+stock\b|\bavailable\b|доступн\w*)")
+

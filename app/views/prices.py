@@ -16,7 +16,9 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
     prices = data.prices.current()
     catalog = data.gpus
     parts = [t("price_intro", lang)]
-    if intent.gpu_ids or intent.unpriced:
+    if intent.cheapest and (intent.gpu_ids or not intent.unpriced):  # "cheapest b200": that it is not rented
+        parts += _cheapest_first(intent, data, lang)
+    elif intent.gpu_ids or intent.unpriced:
         for gpu_id in intent.gpu_ids:
             price = prices.price_for(gpu_id)
             if price is None:  # the price list changed since the question was classified
@@ -62,4 +64,25 @@ def _discount_summary(prices: PriceList, data: GpuData, lang: Lang) -> list[str]
         if key != common:
             names = ", ".join(data.gpus.get(gpu_id).name for gpu_id in gpu_ids)
             lines.append(t("price_discounts_other", lang, gpus=names, **dict(key)))
+    return lines
+
+
+def _cheapest_first(intent: Intent, data: GpuData, lang: Lang) -> list[str]:
+    """The rented GPUs (those named, else all of at least the memory asked) by on-demand price, cheapest first."""
+    prices = data.prices.current()
+    candidates = [gpu_id for gpu_id in (intent.gpu_ids or data.prices.rentable_ids())
+                  if prices.price_for(gpu_id) is not None
+                  and data.gpus.get(gpu_id).memory_gb >= (intent.min_memory_gb or 0)]
+    if not candidates:
+        return [t("price_cheapest_none", lang, gb=intent.min_memory_gb or 0)]
+    candidates.sort(key=lambda gpu_id: (prices.price_for(gpu_id).on_demand, gpu_id))  # type: ignore[union-attr]
+    lines = [t("price_cheapest_title", lang) if intent.min_memory_gb is None
+             else t("price_cheapest_title_memory", lang, gb=intent.min_memory_gb)]
+    for rank, gpu_id in enumerate(candidates):
+        price = prices.price_for(gpu_id)
+        assert price is not None
+        spot = t("price_spot", lang, price=money(price.spot, prices.currency, lang)) if price.spot is not None else ""
+        line = t("price_line", lang, gpu=data.gpus.get(gpu_id).name,
+                 price=money(price.on_demand, prices.currency, lang), spot=spot)
+        lines.append(line + (t("price_cheapest_mark", lang) if rank == 0 else ""))
     return lines

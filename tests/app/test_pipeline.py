@@ -274,3 +274,30 @@ async def test_another_provider_beside_a_gpu_gets_our_price_for_it(pipeline: Rep
 async def test_how_time_is_billed_is_the_products_rule_not_a_refusal(pipeline: ReplyPipeline, text: str) -> None:
     reply = await pipeline.reply(text)
     assert isinstance(reply, LifecycleReply) and reply.routing.intent == "rule", reply
+
+
+@pytest.mark.parametrize(("text", "cheapest", "min_gb"), [
+    ("what is the cheapest gpu you have with 48gb?", "rtx-6000-ada", 48),
+    ("cheapest 80gb card?", "a100-80gb", 80),  # not the catalog's first 80 GB card (the H100 SXM)
+    ("самая дешёвая видеокарта у вас?", "l4", 0),
+    ("какая h100 дешевле всего?", "h100-pcie", 0),  # every variant of the family named
+])
+async def test_the_cheapest_gpu_asked_is_the_price_list_cheapest_first(pipeline: ReplyPipeline, text: str,
+                                                                       cheapest: str, min_gb: int) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.routing.intent == "price" and reply.intent.cheapest, reply
+    shown = render_text(reply, pipeline.data).splitlines()
+    listed = [line for line in shown if line.startswith("• ")]
+    data = pipeline.data
+    first = listed[0]
+    assert data.gpus.get(cheapest).name in first and ("the cheapest" in first or "дешевле всех" in first)
+    ids = [gpu.id for line in listed for gpu in data.gpus.all() if line.startswith(f"• {gpu.name}:")]
+    prices = [data.prices.current().price_for(gpu_id).on_demand for gpu_id in ids]  # type: ignore[union-attr]
+    assert prices == sorted(prices) and all(data.gpus.get(gpu_id).memory_gb >= min_gb for gpu_id in ids)
+
+
+@pytest.mark.parametrize(("text", "route"), [("cheapest gpu for llama 3 70b?", "fit"),
+                                             ("what's the cheapest way to rent an h100 for a month?", "quote")])
+async def test_the_cheapest_with_a_model_or_a_duration_is_the_fit_or_the_quote(pipeline: ReplyPipeline, text: str,
+                                                                               route: str) -> None:
+    assert (await pipeline.reply(text)).routing.intent == route
