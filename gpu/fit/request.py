@@ -117,8 +117,10 @@ KEY_ALIASES = {
 # Modes written as inflected Russian words or English verb forms (never a past participle: "my fine-tuned
 # llama" is a model to run, not a job to train).
 MODE_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^(?:до)?обуч(?:ить|ать|аю|аем|ение|ения|ению|ением|ении)$"), "train"),
-    (re.compile(r"^(?:fine-?tun(?:e|es|ing)|файн-?тюн(?:инг|инга|ить)?|тренир(?:овать|овка|овки|овку))$"), "train"),
+    (re.compile(r"^(?:до|пере)?обуч(?:ить|ать|аю|аем|ение|ения|ению|ением|ении|у|им|ишь)$"), "train"),
+    # «зафайнтюнить», «дотренировать», «файнтюню»: the verb with its prefixes and persons (not «файнтюненная»)
+    (re.compile(r"^(?:fine-?tun(?:e|es|ing)|(?:за|до|пере)?(?:файн-?тюн|финтюн)(?:инг|инга|ить|ю|им|ишь)?"
+                r"|(?:на|до|пере)?тренир(?:овать|овка|овки|овку|ую|уем))$"), "train"),
     (re.compile(r"^лор(?:а|у|ой|ы|е)$"), "lora"),
     (re.compile(r"^кулор(?:а|у|ой|ы|е)$"), "qlora"),
     (re.compile(r"^инференс\w*$"), "inference"),

@@ -70,6 +70,11 @@ FREE_FORM = [
     ("will llama 3.1 8b fit on an h100 for 2 weeks of serving", "llama-3.1-8b", "h100-sxm", 1, {}),
     ("what gpu do I need to run gemma 27b?", "gemma-2-27b", None, 1, {}),
     ("Какая видеокарта нужна для stable diffusion 1.5?", "sd-1.5", None, 1, {}),
+    # the verb with its prefixes: a job to train, not a model to serve
+    ("сколько гпу надо чтобы зафайнтюнить llama 70b", "llama-3.3-70b", None, 1, {"mode": "train"}),
+    ("хочу дотренировать qwen 7b на своих данных на a100", "qwen2.5-7b", "a100-80gb", 1, {"mode": "train"}),
+    ("файнтюню mistral 7b на одной 4090, хватит?", "mistral-7b", "rtx-4090", 1, {"mode": "train"}),
+    ("запустить мою зафайнтюненную llama 3.1 8b на 4090", "llama-3.1-8b", "rtx-4090", 1, {"mode": "inference"}),
 ]
 
 
