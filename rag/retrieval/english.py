@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from infra.files import write_atomically
+from infra.settings import RAGSettings
 from rag.glossary import GlossaryEntry
 from rag.retrieval.dense import Embedder
 from rag.verification.renderings import RENDERINGS_FILE, RenderingsError, load_renderings, source_sha
@@ -49,6 +50,13 @@ def current_english(entries: Sequence[GlossaryEntry], data_dir: Path) -> dict[st
     return {entry.id: f"{entry.term}: {rendering.en}" for entry in entries
             if (rendering := renderings.get(entry.id)) is not None
             and rendering.source_sha == source_sha(entry.definition)}
+
+
+def served_english(entries: Sequence[GlossaryEntry], embedder: Embedder, rag: RAGSettings, data_dir: Path,
+                   ) -> np.ndarray | None:
+    """The English vectors a served index uses, kept beside an embedded index (a Chroma server keeps none)."""
+    return english_vectors(entries, current_english(entries, data_dir), embedder,
+                           None if rag.chroma_url else rag.chroma_path)
 
 
 def english_version(entries: Sequence[GlossaryEntry], english: Mapping[str, str], embedder: Embedder) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from infra.datafile import DataFile
 from infra.settings import RAGSettings
 from rag.glossary import Glossary, GlossaryEntry
-from rag.retrieval.english import current_english, english_vectors
+from rag.retrieval.english import served_english
 from rag.retrieval.index import index_version, open_index
 from rag.retrieval.retriever import BRUTE_FORCE_MAX, GlossaryIndex, HybridRetriever
 
@@ -68,8 +68,7 @@ class GlossaryReloader:
             index = GlossaryIndex.build(entries, None)
         else:
             opened = open_index(self.rag, entries, embedder, with_vectors=len(entries) <= BRUTE_FORCE_MAX)
-            english = (english_vectors(entries, current_english(entries, self.data_dir), embedder,
-                                       None if self.rag.chroma_url else self.rag.chroma_path)
+            english = (served_english(entries, embedder, self.rag, self.data_dir)
                        if self.data_dir is not None and opened.vectors is not None else None)
             index = GlossaryIndex.build(entries, opened.vectors, opened.collection, opened.report, english)
         self.retriever.replace_index(index)

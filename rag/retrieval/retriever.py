@@ -20,7 +20,7 @@ from infra.lru import LRUCache
 from infra.settings import Settings
 from rag.glossary import GlossaryEntry, load_glossary
 from rag.retrieval.dense import Embedder, embedder_for
-from rag.retrieval.english import ENGLISH_MARGIN, current_english, english_vectors
+from rag.retrieval.english import ENGLISH_MARGIN, served_english
 from rag.retrieval.gate import E5_THRESHOLDS, MINILM_THRESHOLDS, GateEvidence, GateThresholds
 from rag.retrieval.index import SyncReport, open_index
 from rag.retrieval.lexical import Bm25Index, NameIndex, Ranked, top_k_cosine
@@ -389,9 +389,7 @@ def build_retriever(settings: Settings, entries: Sequence[GlossaryEntry] | None 
     entries = list(entries) if entries is not None else load_glossary(settings.data.data_dir)
     embedder = embedder_for(rag)
     index = open_index(rag, entries, embedder, rebuild=rebuild, with_vectors=len(entries) <= BRUTE_FORCE_MAX)
-    english = (english_vectors(entries, current_english(entries, settings.data.data_dir), embedder,
-                               None if rag.chroma_url else rag.chroma_path)
-               if index.vectors is not None else None)
+    english = served_english(entries, embedder, rag, settings.data.data_dir) if index.vectors is not None else None
     lemmas = rag.chroma_path / LEMMA_TABLE if not rag.chroma_url else None
     known = load_lemma_table(lemmas) if lemmas is not None else 0
     retriever = HybridRetriever(entries, embedder, index.vectors, sync_report=index.report,
