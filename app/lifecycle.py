@@ -179,6 +179,10 @@ BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+par
               r"начат\w*\s+час|округл|\bминимальн\w*\s+(\w+\s+)?(срок|время|период|аренд|заказ|оплат|длительн)|"
               r"\bминимум\s+(на\s+)?(сколько|какой)|(самый\s+)?(короткий|маленький)\s+срок|"
               r"как\s+часто\s+(\w+\s+)?(списыва|спиш|снима|плат|оплач|выставля)|how\s+often\s+(\w+\s+){0,2}(charg|bill|pay)|"
+              # when the money is taken: monthly, upfront («можно платить помесячно?», "can i pay monthly?")
+              r"\b(pay|paying|paid|billed|charged|invoiced)\s+(monthly|weekly|upfront|in\s+advance|per\s+month|every\s+month|"
+              r"by\s+the\s+month)|(плат\w*|оплач\w*|спис\w*)\s+(помесячно|ежемесячно|понедельно|вперёд|вперед|заранее|"
+              r"раз\s+в\s+месяц|каждый\s+месяц)|(помесячн|ежемесячн|предварительн)\w*\s+оплат|предоплат|"
               # money back for time not used
               r"\brefund|money\s+back|\bunused\s+(time|hours?|days?)|\bprorat|возвра\w*\s+(\w+\s+){0,3}?(деньг|средств|оплат)|"
               r"верн[её]т\w*\s+(\w+\s+){0,2}?(деньг|средств)|неиспользованн\w*\s+(час|врем|дн|сут|срок)")

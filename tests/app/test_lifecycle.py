@@ -280,11 +280,15 @@ def test_a_placement_has_no_way_to_change_its_gpus() -> None:
     ("on-demand or reserved, which is better for a month?", "billing"),
     ("чем спот отличается от почасовой оплаты?", "spot"),
     ("can I rent gpus by the minute?", "billing"),
+    # when the money is taken
+    ("can i pay monthly?", "billing"), ("можно платить помесячно?", "billing"),
+    ("do I have to pay upfront?", "billing"), ("нужна предоплата?", "billing"),
 ])
 def test_two_ways_of_paying_compared_or_a_billing_unit_asked_is_the_billing_rule(text: str, topic: str) -> None:
     assert billing_topic(text) == topic
 
 
-@pytest.mark.parametrize("text", ["what is spot?", "сколько стоит h100 по требованию", "the bot answers in a minute"])
+@pytest.mark.parametrize("text", ["what is spot?", "сколько стоит h100 по требованию", "the bot answers in a minute",
+                                  "what's the monthly price of an h100?", "сколько в месяц стоит a100?"])
 def test_one_way_of_paying_named_is_not_a_billing_question(text: str) -> None:
     assert billing_topic(text) is None
