@@ -99,11 +99,15 @@ def refine_quote(earlier: Slots, now_text: str, now: Slots) -> Refinement | None
 
 def quote_of_fit(result: FitResult, now: Slots, now_text: str) -> Refinement | None:
     """«а сколько это будет стоить на неделю?» after a fit: the quote of the configuration it found (the GPU
-    asked when we rent it and it fits, else the cheapest one we rent that fits)."""
+    asked when we rent it: as many as it takes when the count asked is too few; else the cheapest one we rent
+    that fits)."""
     if now.duration is None:
         return None
     if result.fits and result.rentable:
         gpu_id, count = result.gpu.id, result.request.gpu_count
+    elif result.gpu_was_given and result.rentable and result.min_gpus is not None:
+        # "how many h100s for…?" then "how much for a month?": as many of the GPU asked as it takes
+        gpu_id, count = result.gpu.id, result.min_gpus
     elif result.cheapest:
         gpu_id, count = result.cheapest[0].gpu_id, result.cheapest[0].count
     else:

@@ -131,6 +131,9 @@ async def test_a_context_alone_and_a_bit_width_refine_a_fit(pipeline: ReplyPipel
     ("llama 70b на 2 h100", "how much for a week?", "h100-sxm", 2),
     ("хочу обучить свою модель на 7b параметров с нуля, какие карты брать?",
      "а сколько это будет стоить на неделю?", None, None),
+    # the GPU asked does not fit as one: as many of it as it takes (16), not the cheapest other GPU
+    ("I need to serve qwen 2.5 72b for about 200 concurrent users, how many h100s?",
+     "and how much would that cost for a week?", "h100-sxm", 16),
 ])
 async def test_the_price_of_a_fit_is_the_quote_of_the_configuration_it_found(
         pipeline: ReplyPipeline, fit: str, price: str, gpu: str | None, count: int | None) -> None:
