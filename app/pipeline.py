@@ -79,6 +79,11 @@ COMMON_DURATIONS: dict[Lang, tuple[str, ...]] = {"ru": ("1 день", "1 нед�
 # a message that opens with a greeting starts a conversation anew: it completes nothing asked before
 GREETING = re.compile(r"(?i)^\W*(привет\w*|здравствуй\w*|добр\w+\s+(день|вечер|утро|ночи)|доброе\s+утро|хай|hi|hello"
                       r"|hey|good\s+(morning|afternoon|evening))\b")
+# who or what the bot is: "hey there, is this the gpu rental bot?", «ты бот?», "who are you"
+ABOUT_THE_BOT = re.compile(r"(?i)(\bis\s+this\s+(the\s+|an?\s+)?([\w-]+\s+){0,3}(bot|support|assistant)\b"
+                           r"|\bare\s+(you|u)\s+(a\s+|an\s+)?(bot|human|real\s+person|ai|robot)\b|\bwho\s+are\s+(you|u)\b"
+                           r"|\bэто\s+([\w-]+\s+){0,3}(бот|поддержк\w*|ассистент)\b|\b(ты|вы)\s+(\w+\s+)?(бот|робот)\b"
+                           r"|\bкто\s+(ты|вы)\b)")
 MAX_FOLLOW_UP_CHAIN = 3  # «а на месяц?» then «а если 4?» then «а спот?»: each changes the one before
 COMMON_MODELS = ("llama-3.1-8b", "qwen2.5-32b", "llama-3.1-70b", "deepseek-r1")
 
@@ -269,6 +274,8 @@ class ReplyPipeline:
         money = words.price or words.calculate
         if words.injection:
             return Decision("refusal", refusal="off_topic")  # "ignore previous instructions…": never obeyed
+        if ABOUT_THE_BOT.search(text) and not words.insult and not has_gpu and not has_model and not has_duration:
+            return Decision("smalltalk", smalltalk="help")  # what this bot is and does
         if slots.years is not None and not has_duration and (has_gpu or money or words.rental):
             return Decision("quote")  # "for 500 years": the quote engine's limit says why not
         # a GPU and a duration asked as a price or a rental: the computed quote (a model named too: the price

@@ -301,3 +301,10 @@ async def test_the_cheapest_gpu_asked_is_the_price_list_cheapest_first(pipeline:
 async def test_the_cheapest_with_a_model_or_a_duration_is_the_fit_or_the_quote(pipeline: ReplyPipeline, text: str,
                                                                                route: str) -> None:
     assert (await pipeline.reply(text)).routing.intent == route
+
+
+@pytest.mark.parametrize("text", ["hey there, is this the gpu rental bot?", "привет, это бот для аренды видеокарт?",
+                                  "is this anchorgpu support?", "ты бот или человек?", "who are u"])
+async def test_asking_what_the_bot_is_gets_what_it_does(pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, SmallTalkReply) and reply.kind == "help", reply
