@@ -239,7 +239,14 @@ class ReplyPipeline:
         earlier_text, earlier_route = self._effective(previous, depth + 1)
         earlier = read_slots(earlier_text, self.fit)
         if earlier_route == "quote":
-            return refine_quote(earlier, normalise(text), now)
+            refined = refine_quote(earlier, normalise(text), now)
+            if refined is not None or len(previous) < 2:
+                return refined
+            # "what if I use fp8?" after a fit and then its price: a change to the fit, not to the quote
+            before_text, before_route = self._effective(previous[1:], depth + 1)
+            if before_route != "fit":
+                return None
+            return refine_fit(read_slots(before_text, self.fit), normalise(text), now, self.fit.parser)
         if earlier_route == "fit" and now.duration is not None and not now.gpus:
             try:  # «а сколько это будет стоить на неделю?»: the price of the configuration the fit found
                 result = self.fit.fit(normalise(earlier_text),

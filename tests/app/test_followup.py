@@ -165,3 +165,13 @@ async def test_small_talk_after_a_fit_or_a_quote_changes_nothing(pipeline: Reply
                                                                 said: str) -> None:
     _, reply = await _conversation(pipeline, [after, said])
     assert not isinstance(reply, FitReply | QuoteReply) and reply.routing.merged_with is None, reply
+
+
+async def test_a_fit_change_after_the_fit_s_price_changes_the_fit(pipeline: ReplyPipeline) -> None:
+    found, quoted, changed = await _conversation(pipeline, [
+        "I need to serve qwen 2.5 72b for about 200 concurrent users, how many h100s?",
+        "and how much would that cost for a month?", "what if I use fp8?"])
+    assert isinstance(found, FitReply) and isinstance(quoted, QuoteReply), quoted
+    assert isinstance(changed, FitReply), changed
+    request = changed.results[0].request
+    assert (request.model.id, request.quant, request.batch) == ("qwen2.5-72b", "fp8", 200)
