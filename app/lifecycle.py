@@ -167,7 +167,12 @@ RENT_HOW = _re(r"\bкак\s+(\w+\s+){0,2}(арендова|взять\s+(\w+\s+)
                r"заказать\s+(сервер|gpu|гпу|видеокарт))|"
                r"\bhow\s+(do|can|would|should)\s+(i|we|you)\s+(\w+\s+)?(rent|book|lease)\b|\bhow\s+to\s+(rent|book|lease)\b|"
                r"\bhow\s+(do|can)\s+(i|we)\s+(get|order)\s+(a\s+|an\s+)?(\w+\s+)?(gpus?|servers?|instances?|machines?)\b|"
-               r"\bwhere\s+(do|can)\s+i\s+rent")
+               r"\bwhere\s+(do|can)\s+i\s+rent|"
+               # how soon a rented GPU is there: "how long does it take to get a gpu after I pay?"
+               r"\bhow\s+(long|soon|quickly|fast)\s+(\w+\s+){0,5}(get|access|start|ready|provision\w*|spin\w*\s+up)\b"
+               r"(\s+\w+){0,6}\s+(gpus?|instances?|servers?|machines?|placements?|rentals?|after\s+(i\s+)?(pay|rent))\b|"
+               r"\bкак\s+(быстро|скоро)\s+(\w+\s+){0,4}(получ|доступ|запуст|выда|предоставл|будет\s+готов)\w*|"
+               r"через\s+сколько\s+(\w+\s+){0,4}(получ|доступ|запуст|выда|будет\s+готов|заработа)\w*")
 
 
 # how time is billed: the unit, rounding, the shortest rental, a double charge

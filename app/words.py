@@ -105,7 +105,9 @@ QUOTED = re.compile(r"'[^']{2,}'|\"[^\"]{2,}\"|“[^”]{2,}”")
 # «есть ли b200?», "got any h200s?": whether a GPU is to be had
 HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")
 # "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»
-PAID_PERIOD = re.compile(r"(?i)(оплаченн\w*\s+(период|срок)\w*|paid\s+(period|term|time))")
+# what is paid for, or when, said in passing: not a question about paying («после оплаты», "after I pay")
+PAID_PERIOD = re.compile(r"(?i)(оплаченн\w*\s+(период|срок)\w*|paid\s+(period|term|time)|после\s+оплаты"
+                         r"|after\s+(i\s+|we\s+)?(pay|paying|payment|i've\s+paid))")
 HOW = re.compile(r"(?i)(\bкак\b|\bhow\b|\bгде\b|\bwhere\b|через|\bvia\b|\binstead\b|можно\s+ли|\bcan\s+i\b)")
 # a concept asked about: how it works, why, what it gives, what differs («учу на 4090, вылетает OOM — как это
 # работает?»): a GPU named in passing does not make it a question about that GPU

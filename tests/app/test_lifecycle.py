@@ -24,6 +24,7 @@ from app.lifecycle import (
     lifecycle_topic,
     render_lifecycle,
 )
+from app.pipeline import ReplyPipeline
 from bot.commands import GROUP_COMMANDS, PRIVATE_COMMANDS
 from gpu.placements.reminders import REMIND_BEFORE
 from infra.i18n import LANGS, MESSAGES, MESSAGES_DIR, Lang, Phrase, placeholders, t
@@ -51,6 +52,10 @@ LENGTHS_QUOTE = "В этом каталоге неделя составляет 
     ("who can rent in a group chat", "group"),
     ("как посмотреть мои аренды", "list"),
     ("how do I rent a GPU", "rent"),
+    # how soon a rented GPU is there
+    ("how long does it take to get a gpu after I pay?", "rent"),
+    ("через сколько после оплаты запустится gpu?", "rent"),
+    ("как быстро я получу доступ к серверу после оплаты?", "rent"),
     # extend, with typos and slang
     ("можно прадлить аренду?", "extend"),
     ("хочу продлевать сервак каждый месяц", "extend"),
@@ -292,3 +297,8 @@ def test_two_ways_of_paying_compared_or_a_billing_unit_asked_is_the_billing_rule
                                   "what's the monthly price of an h100?", "сколько в месяц стоит a100?"])
 def test_one_way_of_paying_named_is_not_a_billing_question(text: str) -> None:
     assert billing_topic(text) is None
+
+
+async def test_how_soon_a_gpu_is_there_is_the_rent_rule_not_the_price_list(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("how long does it take to get a gpu after I pay?")
+    assert reply.routing.intent == "lifecycle", reply
