@@ -207,22 +207,15 @@ async def test_more_ways_customers_write(pipeline: ReplyPipeline, text: str, rou
     "тренирую на 3090, на backward стабильно OOM. слышал, активации можно пересчитывать — как это работает?",
     "we fine-tune on a100s in fp16 and the loss goes nan; why would bf16 help, what is the difference?",
     "в сервере 8 h100, модель не влезает в одну карту. как её разрезать, чтобы каждый слой шёл на всех картах?",
+    # why something costs what it costs: a cause asked, which no price list states
+    "why are datacenter cards so much pricier than gaming ones?",
+    "почему серверные видеокарты стоят в разы дороже игровых?",
+    "почему спот дешевле обычной аренды?",
 ])
 async def test_a_how_or_why_question_naming_a_gpu_in_passing_is_a_glossary_question(
         pipeline: ReplyPipeline, text: str) -> None:
     reply = await pipeline.reply(text)
     assert isinstance(reply, GlossaryReply), reply
-
-
-@pytest.mark.parametrize("text", [
-    "why are datacenter cards so much pricier than gaming ones?",
-    "почему серверные видеокарты стоят в разы дороже игровых?",
-    "почему спот дешевле обычной аренды?",
-])
-async def test_why_something_costs_what_it_costs_is_a_cause_asked_not_the_price_list(
-        pipeline: ReplyPipeline, text: str) -> None:
-    reply = await pipeline.reply(text)
-    assert reply.routing.intent == "glossary", reply
 
 
 @pytest.mark.parametrize(("text", "route"), [("why is the h100 pricier than the a100?", "compare"),
