@@ -69,7 +69,17 @@ def resolve_model(spec: str) -> str:
             folder = Path(str(module.__file__)).parent / "model"
             if folder.is_dir():
                 return str(folder)
+    if not _in_hf_cache(spec):  # nothing is downloaded at run time: say so at once, not after network timeouts
+        raise FileNotFoundError(f"{spec!r} is not a local folder, an installed model package or a model in the "
+                                f"Hugging Face cache (models are never downloaded at run time)")
     return spec
+
+
+def _in_hf_cache(spec: str) -> bool:
+    """Whether a model id has a folder in the Hugging Face cache (the only place loading by id may read)."""
+    cache = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME") or
+                                                         Path.home() / ".cache" / "huggingface") / "hub")
+    return (cache / f"models--{spec.replace('/', '--')}").is_dir()
 
 
 def _family(spec: str) -> str:
@@ -142,6 +152,11 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         try:
+            resolved = resolve_model(spec)  # before torch's import: an unknown model is a clear error at once
+        except FileNotFoundError as exc:
+            raise EmbedderError(f"cannot load embedding model {spec!r} on {device!r} "
+                                f"(RAG_EMBEDDING_MODEL, RAG_EMBEDDING_DEVICE): {exc}") from None
+        try:
             import torch
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
@@ -158,7 +173,7 @@ class SentenceTransformerEmbedder:
         self.multilingual = multilingual
         self.family = _family(spec)
         try:
-            self._model: Any = SentenceTransformer(resolve_model(spec), device=device)
+            self._model: Any = SentenceTransformer(resolved, device=device)
         except Exception as exc:
             raise EmbedderError(f"cannot load embedding model {spec!r} on {device!r} "
                                 f"(RAG_EMBEDDING_MODEL, RAG_EMBEDDING_DEVICE): {exc}") from None
