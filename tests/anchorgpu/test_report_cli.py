@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from app.gaps.log import FeedbackStore, Nearest, RecordedAnswer
@@ -43,6 +44,7 @@ async def fill(tmp_path: Path) -> None:
         await dispose_engine(engine)
 
 
+@pytest.mark.long
 def test_the_json_contract(tmp_path: Path) -> None:
     asyncio.run(fill(tmp_path))
     chart, export = tmp_path / "out" / "quality.png", tmp_path / "gaps.yaml"

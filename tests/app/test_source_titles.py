@@ -102,6 +102,7 @@ def test_a_web_page_source_stays_a_link() -> None:
     assert '<a href="https://example.com/nvlink">' in render_card(page, "en", HTML)
 
 
+@pytest.mark.long
 def test_anchorgpu_ask_prints_the_title_and_its_json_keeps_the_file_name() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
     question = "сколько часов в неделе аренды?"

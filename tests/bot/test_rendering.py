@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -54,6 +55,7 @@ def _visible_without_spaces(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+@pytest.mark.long
 @settings(max_examples=150, deadline=None)
 @given(telegram_html(), st.sampled_from([64, 300, 4096]))
 def test_split_chunks_are_valid_html_under_the_limit(html_text: str, limit: int) -> None:

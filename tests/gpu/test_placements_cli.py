@@ -126,6 +126,7 @@ def test_the_clock_setting_moves_placements_past_their_paid_period(
     assert "ANCHORGPU_CLOCK_OFFSET" in capsys.readouterr().err
 
 
+@pytest.mark.long
 def test_concurrent_processes_with_one_key_make_one_placement(isolated_db: Path) -> None:
     env = {**os.environ, "DB_URL": f"sqlite:///{isolated_db}", "PYTHONPATH": str(REPO_ROOT)}
     argv = [sys.executable, "-m", "anchorgpu", "rent", "h100 x8 1 week committed", "--key", "proc-key-1",

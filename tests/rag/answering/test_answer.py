@@ -96,6 +96,7 @@ async def test_out_of_scope_is_refused_without_touching_the_model(
     assert backend.calls == before
 
 
+@pytest.mark.long
 async def test_in_scope_answer_streams_and_is_grounded_or_falls_back(
         retriever: HybridRetriever, backend: CountingBackend) -> None:
     events = await collect(make_answerer(retriever, backend), "How does PagedAttention reduce memory fragmentation?")
