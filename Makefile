@@ -11,7 +11,7 @@ test: setup
 	@scripts/test.sh
 
 # The loop while editing: the same checks, and the tests that need no bot process, no pseudo-terminal and
-# no fault injection (the whole suite stays `make test`, which CI runs).
+# no fault injection, on two pytest workers (the whole suite stays `make test`, serial, which CI runs).
 test-fast: setup
 	@scripts/test.sh --fast
 

@@ -6,6 +6,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False
+# Compiled modules (and pytest's rewritten test modules) are kept between runs, outside the source tree: a
+# machine that sets PYTHONDONTWRITEBYTECODE would otherwise recompile all of them on every run (~4 s).
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="$ROOT/var/pycache"
 
 scripts/services.sh
 
@@ -22,7 +26,7 @@ if [[ "${1:-}" == "--fast" ]]; then
   shift
   # the slow parts: bot processes against the stub (e2e, faults, scale, hostile), property-based fuzzing,
   # the labelled-set evaluations, and the console driven through a pseudo-terminal
-  set -- --ignore=tests/e2e --ignore=tests/faults --ignore=tests/scale --ignore=tests/hostile \
+  set -- -n 2 --ignore=tests/e2e --ignore=tests/faults --ignore=tests/scale --ignore=tests/hostile \
     --ignore=tests/fuzz --ignore=tests/eval --ignore=tests/anchorgpu/test_console_terminal.py -m "not long" "$@"
 fi
 .venv/bin/pytest -q -p no:cacheprovider "$@"

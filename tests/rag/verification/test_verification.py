@@ -15,8 +15,9 @@ from tests.conftest import DATA_DIR
 GLOSSARY = load_glossary(DATA_DIR)
 ENTRIES = {entry.id: entry for entry in GLOSSARY}
 # what English sentences are aligned with: the curated renderings of the entries' current text
+_CURATED = load_renderings(DATA_DIR / RENDERINGS_FILE)
 RENDERINGS = {entry.id: rendering.en for entry in GLOSSARY
-              if (rendering := load_renderings(DATA_DIR / RENDERINGS_FILE).get(entry.id)) is not None
+              if (rendering := _CURATED.get(entry.id)) is not None
               and rendering.source_sha == source_sha(entry.definition)}
 
 
