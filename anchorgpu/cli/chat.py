@@ -24,7 +24,7 @@ async def prepare_answers(services: Services) -> None:
     """Load the retriever and the model, then cache the static prompt prefix, while commands already work;
     then follow glossary edits for as long as the chat runs."""
     answerer = await services.ensure_answerer()
-    if answerer.backend is None:
+    if answerer.backend is None and answerer.generate:  # the default (quote) mode never asks the model
         print(f"anchorgpu: model unavailable ({answerer.unavailable_reason}); answering from the glossary only",
               file=sys.stderr)
     else:

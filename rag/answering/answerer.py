@@ -201,7 +201,7 @@ class Answerer:
         if extractive is not None:
             yield Done(await self._remember(conversation_key, question, extractive))
             return
-        if self.backend is not None and not self.generate:
+        if not self.generate:  # the model writes nothing here, so a model that did not load changes nothing
             yield Done(await self._remember(conversation_key, question, self._quote_only(question, entries, lang,
                                                                                         started)))
             return

@@ -37,11 +37,11 @@ async def build_answerer(settings: Settings, retriever: Retriever, conversations
     return Answerer(retriever, backend_or_none, queue=queue, conversations=conversations,
                     top_k=settings.rag.top_k, max_tokens=settings.llm.max_tokens,
                     temperature=settings.llm.temperature, timeout_s=settings.llm.request_timeout_s,
-                    unavailable_reason=reason, caveats=caveats, renderings=_renderings(settings),
+                    unavailable_reason=reason, caveats=caveats, renderings=curated_renderings(settings),
                     generate=settings.llm.answer_mode == "generate")
 
 
-def _renderings(settings: Settings) -> dict[str, Rendering]:
+def curated_renderings(settings: Settings) -> dict[str, Rendering]:
     """The curated English renderings; without them English questions get the Russian words, as before."""
     try:
         return load_renderings(settings.data.data_dir / RENDERINGS_FILE)

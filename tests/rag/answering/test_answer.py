@@ -123,7 +123,7 @@ async def test_bad_model_file_gives_retrieval_only_answers(
     path = tmp_path / "model.gguf"
     if problem == "corrupt":
         path.write_bytes(b"GGUF" + b"\x00" * 4096)  # right magic, garbage after it
-    settings = Settings(llm=LLMSettings(model_path=path), data=DataSettings(state_dir=tmp_path))
+    settings = Settings(llm=LLMSettings(model_path=path, answer_mode="generate"), data=DataSettings(state_dir=tmp_path))
     answerer = await build_answerer(settings, retriever, None, build_backend(settings.llm))
     assert answerer.backend is None and answerer.unavailable_reason
     answer = final(await collect(answerer, "как NVLink соединяет GPU?"))
@@ -131,6 +131,24 @@ async def test_bad_model_file_gives_retrieval_only_answers(
     assert "недоступна" in answer_text(answer) and ENTRIES[2].definition in answer_text(answer)
     assert answer.sources[0].id == "nvlink" and answer.model == "none"
     await answerer.aclose()
+
+
+async def test_in_quote_mode_a_model_that_did_not_load_changes_no_answer(
+        retriever: HybridRetriever, backend: CountingBackend, tmp_path: Path) -> None:
+    """The default mode writes nothing with the model, so a missing model file is no reason for a "model
+    unavailable" notice: the answer is the one a loaded model gives."""
+    settings = Settings(llm=LLMSettings(model_path=tmp_path / "absent.gguf"), data=DataSettings(state_dir=tmp_path))
+    assert settings.llm.answer_mode == "quote"
+    without = await build_answerer(settings, retriever, None, build_backend(settings.llm))
+    assert without.backend is None
+    for question in ("как NVLink соединяет GPU?", "How does NVLink connect GPUs?"):
+        answer = final(await collect(without, question))
+        loaded = final(await collect(make_answerer(retriever, backend, generate=False,
+                                                   renderings=without.renderings), question))
+        assert answer.status == loaded.status == "extractive" and answer.grounded and answer.notice is None
+        assert answer_text(answer) == answer_text(loaded) and "unavailable" not in answer_text(answer)
+        assert "недоступна" not in answer_text(answer)
+    await without.aclose()
 
 
 async def test_quote_mode_answers_with_the_glossarys_sentences_and_asks_the_model_nothing(
