@@ -85,7 +85,7 @@ STOP_WORDS = {
 MODE_WORDS = {
     "inference": "inference", "infer": "inference", "serve": "inference", "serving": "inference",
     "инференс": "inference", "train": "train", "training": "train", "обучение": "train",
-    "обучения": "train", "finetune": "train", "fine-tune": "train", "full": "train", "sft": "train",
+    "обучения": "train", "finetune": "train", "fine-tune": "train", "sft": "train",
     "lora": "lora", "лора": "lora", "qlora": "qlora", "кулора": "qlora",
 }
 PARALLEL_WORDS = {
@@ -570,16 +570,19 @@ class RequestParser:
 
     def _family_and_size(self, words: list[tuple[int, str]]
                          ) -> tuple[ModelSpec, list[tuple[int, str]]] | None:
-        """ "qwen 32b", "llama 8b": a family and a size that no alias spells, read as the first catalog
-        model of that family with that size (catalog order); None when the catalog has no such model."""
-        for index in range(1, len(words)):
-            (family_pos, family), (size_pos, size) = words[index - 1], words[index]
-            if size_pos != family_pos + 1 or not family.isalpha() or parse_param_count(size) is None:
+        """ "qwen 32b", "llama 8b" (or "llama-8b" in one word): a family and a size that no alias spells,
+        read as the first catalog model of that family with that size (catalog order); None when the catalog
+        has no such model."""
+        pairs = [(index - 1, index + 1, words[index - 1][1], words[index][1]) for index in range(1, len(words))
+                 if words[index][0] == words[index - 1][0] + 1]
+        pairs += [(index, index + 1, *word.rsplit("-", 1)) for index, (_, word) in enumerate(words) if "-" in word]
+        for start, end, family, size in pairs:
+            if not family.isalpha() or parse_param_count(size) is None:
                 continue
             for spec in self.models.all():
                 pieces = {piece for name in (spec.id, *spec.aliases) for piece in NAME_PIECES.split(name.lower())}
                 if spec.id.startswith(family) and size in pieces:
-                    return spec, words[:index - 1] + words[index + 1:]
+                    return spec, words[:start] + words[end:]
         return None
 
     def _build(self, model: ModelSpec, gpu: GPUSpec | None, count: int | None, opts: dict[str, Any]

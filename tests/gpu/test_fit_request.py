@@ -63,6 +63,21 @@ def test_a_family_name_with_a_size_it_does_not_have_is_the_size_not_the_family_d
     assert service.parser.parse("mistral on l4").request.model.id == "mistral-7b"
 
 
+@pytest.mark.parametrize(("text", "model"), [
+    ("llama-8b", "llama-3.1-8b"), ("qwen-32b on 4090", "qwen2.5-32b"), ("/fit mistral-7b l4", "mistral-7b")])
+def test_a_family_and_size_written_as_one_word(service: FitService, text: str, model: str) -> None:
+    assert service.parser.parse(text).request.model.id == model
+
+
+@pytest.mark.parametrize("text", ["deepseek r1 full on 8x h200 — fits?", "full deepseek-r1 on 8 h200",
+                                  "can the full llama 70b run on 2 h100", "/fit llama 8b full"])
+def test_the_full_model_is_not_a_training_run(service: FitService, text: str) -> None:
+    """"the full R1" is the model, not its distilled variants: asked about running it, it is inference; a
+    training run takes a training word ("full finetune", «обучить»)."""
+    assert service.parser.parse(text).request.mode == "inference"
+    assert service.parser.parse("llama 8b full finetune on 4090").request.mode == "train"
+
+
 @pytest.mark.parametrize(("text", "message", "suggestion"), [
     ("lama-3.1-70b on h100", "Unknown model", "llama-3.1-70b"),
     ("qwen2.5-7b on h1000", "Unknown GPU", "h100-sxm"),
