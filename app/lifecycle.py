@@ -209,6 +209,20 @@ PAYING_MODE = _re(r"(?P<on_demand>\bon[\s-]?demand|по\s+требованию|�
                   r"(?P<committed>\bcommit\w*|\breserved\b|\breservation|фиксированн\w*\s+срок\w*|\bрезерв\w*)|"
                   r"(?P<spot>\bspot\b|\bспот\w*|\binterruptible\b|прерываем\w*)")
 _PAYING_MODES = {"on_demand": "on_demand", "committed": "committed", "spot": "spot"}
+# a rental with a paid period: a committed term, or a term length said as what was rented for
+FIXED_TERM = _re(r"\bcommit\w*|\breserved\b|\breservation|fixed[\s-]term|\bpaid\s+(period|term)|\bprepaid|"
+                 r"\b(for|on)\s+(a|one|the|\d+|\w+\s+\w+)\s+(weeks?|months?)|\bterm\b|"
+                 r"\b(rest|remainder)\s+of\s+(the|my)\s+(week|month|term|period)|\b(remaining|unused|left\s+over)\s+"
+                 r"(days?|weeks?|time|period|term)|фиксированн|оплаченн|предоплач|\bсрок|"
+                 r"(на|за)\s+(\S+\s+)?(недел|месяц)|остат\w*\s+(\w+\s+)?(дн|недел|месяц|срок|времен)|"
+                 r"оставш\w+\s+(дн|недел|месяц|срок|врем)|неиспользованн|помесячн|понедельн")
+
+
+def stop_depends_on_billing(text: str) -> bool:
+    """A question about stopping to stop paying that names no paid period: whether the money stops depends
+    on how the placement is billed (an hourly one stops billing, a committed term is paid in full), so it is
+    answered with both, never with the committed term's bare "no"."""
+    return not FIXED_TERM.search(_folded(text))
 
 
 def _folded(text: str) -> str:

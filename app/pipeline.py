@@ -30,7 +30,15 @@ from typing import Literal
 
 from app.followup import Refinement, opens_follow_up, quote_of_fit, reads_as_follow_up, refine_fit, refine_quote
 from app.intents import Intent, IntentClassifier, spec_fields_asked
-from app.lifecycle import BillingTopic, answer_lifecycle, billing_topic, lifecycle_topic
+from app.lifecycle import (
+    STOP_RULE,
+    BillingTopic,
+    LifecycleTopic,
+    answer_lifecycle,
+    billing_topic,
+    lifecycle_topic,
+    stop_depends_on_billing,
+)
 from app.reply import (
     CatalogReply,
     ClarifyOption,
@@ -98,6 +106,7 @@ class Decision:
     smalltalk: str | None = None
     refusal: str | None = None
     billing: BillingTopic | None = None  # a rule question about how time is billed (app.lifecycle)
+    lifecycle: LifecycleTopic | None = None  # the topic a lifecycle answer takes when the wording alone does not say
 
 
 
@@ -309,7 +318,12 @@ class ReplyPipeline:
         if topic is not None and not words.payment and not has_model and not off_topic \
                 and (topic != "rent" or (words.how and not has_gpu)):
             return Decision("lifecycle")
-        if self.intents.rules.match(text):
+        rules = self.intents.rules.match(text)
+        if rules:
+            # "can I pause an instance and not pay?": the glossary's rule is about a paid period; an hourly
+            # placement stops billing when stopped, so without a term named both ways are the answer
+            if any(answer.rule.id == STOP_RULE for answer in rules) and stop_depends_on_billing(text):
+                return Decision("lifecycle", lifecycle="stop")
             return Decision("rule")
         if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model:
             return Decision("lifecycle")
@@ -443,7 +457,7 @@ class ReplyPipeline:
                                 spec_fields=spec_fields_asked(text) or ("memory", "bandwidth", "compute"))
             return CatalogReply(text, lang, routing, intent)
         if route == "lifecycle":
-            topic = lifecycle_topic(text) or ("list" if LISTING.search(text) else "rent")
+            topic = decision.lifecycle or lifecycle_topic(text) or ("list" if LISTING.search(text) else "rent")
             return LifecycleReply(text, lang, routing, answer_lifecycle(topic, self.intents.rules))
         if route == "smalltalk":
             return SmallTalkReply(text, lang, routing, decision.smalltalk or "help")  # type: ignore[arg-type]

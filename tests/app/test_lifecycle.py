@@ -302,3 +302,34 @@ def test_one_way_of_paying_named_is_not_a_billing_question(text: str) -> None:
 async def test_how_soon_a_gpu_is_there_is_the_rent_rule_not_the_price_list(pipeline: ReplyPipeline) -> None:
     reply = await pipeline.reply("how long does it take to get a gpu after I pay?")
     assert reply.routing.intent == "lifecycle", reply
+
+
+@pytest.mark.parametrize("text", ["can I pause an instance and not pay?", "если остановить сервер, деньги списываются?",
+                                  "can I stop an on-demand instance so I do not pay?",
+                                  "if I stop the gpu will I still be charged?", "выключу карту — платить перестану?"])
+async def test_stopping_to_stop_paying_without_a_term_is_answered_for_both_ways_of_paying(
+        pipeline: ReplyPipeline, text: str) -> None:
+    """The glossary's "a stop does not pause the paid period" is about a committed term; an hourly placement
+    (on-demand, the default) stops billing when stopped. Asked with no term named, a bare "no" would be wrong
+    for most rentals: the answer gives both."""
+    from app.reply import LifecycleReply
+    from app.views.reply import render_text
+
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, LifecycleReply) and reply.answer.topic == "stop", reply
+    shown = render_text(reply, pipeline.data)
+    assert not shown.startswith(("No", "Нет")), shown
+    assert t("lifecycle_stop_hourly", reply.lang) in shown and t("lifecycle_stop_committed", reply.lang) in shown
+
+
+@pytest.mark.parametrize("text", ["можно ли остановить аренду и не платить за оставшуюся неделю?",
+                                  "can I pause my committed rental and stop paying?",
+                                  "I rented for a month, if I stop it do I get a refund for the unused days?",
+                                  "арендовал на месяц, если остановлю — деньги вернут?"])
+async def test_with_a_paid_period_named_the_rule_says_no(pipeline: ReplyPipeline, text: str) -> None:
+    from app.reply import CatalogReply
+    from app.views.reply import render_text
+
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.intent.kind == "rule", reply
+    assert render_text(reply, pipeline.data).startswith(("No", "Нет"))
