@@ -310,6 +310,9 @@ class ReplyPipeline:
             return Decision("price") if has_gpu and words.price else Decision("refusal", refusal="other_provider")
         if words.payment_method and not has_model and not (has_gpu and has_duration):
             return Decision("refusal", refusal="payment_method")
+        # the currency: the price list has one (a GPU or a rental named: its price, in that currency)
+        if words.currency and not has_gpu and not has_model and not has_duration:
+            return Decision("refusal", refusal="currency")
         # how time is billed, spot capacity taken back: the quote engine's rules (a model named: a fit question)
         billing = billing_topic(text)
         if billing is not None and not has_model and not off_topic and not (has_gpu and words.price):
@@ -465,6 +468,9 @@ class ReplyPipeline:
             reason = {"unreadable": "pipeline_no_words", "hostile": "pipeline_hostile",
                       "other_provider": "pipeline_other_provider", "payment_method": "pipeline_payment_method",
                       }.get(decision.refusal or "", "pipeline_off_topic")
+            if decision.refusal == "currency":
+                return RefusalReply(text, lang, routing,
+                                    Phrase.of("pipeline_currency", currency=self.data.prices.current().currency))
             return RefusalReply(text, lang, routing, Phrase.of(reason))
         semantic = routing.semantic
         topical = semantic is not None and semantic.route == "glossary" and semantic.margin >= CLEAR_MARGIN

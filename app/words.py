@@ -54,6 +54,7 @@ class Signals:
         self.discount = bool(DISCOUNT.search(text))
         self.other_provider = bool(OTHER_PROVIDER.search(text))
         self.payment_method = bool(PAYMENT_METHOD.search(text))
+        self.currency = bool(CURRENCY.search(text))
         self.how = bool(HOW.search(text))
         self.explain = bool(EXPLAIN.search(text))
         self.injection = bool(INJECTION.search(text))
@@ -101,6 +102,11 @@ PAYMENT_METHOD = re.compile(
     r"|\bинвойс\w*|\binvoic\w*|\bwire\s+transfer|bank\s+transfer|банковск\w+\s+перевод\w*|по\s+сч[её]ту"
     r"|сч[её]т\w*\s+(на\s+оплату|для\s+юр)|юр\.?\s*лиц\w*|юрлиц\w*|\bvat\b|\bндс\b|способ\w*\s+оплат\w*"
     r"|payment\s+methods?|how\s+(can|do)\s+i\s+pay|как\s+(можно\s+)?(оплатить|заплатить|платить))")
+# the currency prices are in: «можно в рублях?», "do you take euros?", «почему цена в долларах?»
+CURRENCY = re.compile(
+    r"(?i)(\bв\s+(рубл|евро|доллар|тенге|юан|гривн|валют)\w*|\bрубл\w*|\bруб\.?(?!\w)|₽|€|£|\bевро\b|\bвалют\w*"
+    r"|\bcurrenc\w*|\bin\s+(rubles|roubles|euros?|eur|rub|gbp|pounds|yuan|rupees|inr|cny|dollars|usd)\b"
+    r"|\beuros?\b|\brub(les)?\b|\brouble\w*|\bexchange\s+rate|\bкурс\w*\s+(валют|доллар|рубл|евро))")
 QUOTED = re.compile(r"'[^']{2,}'|\"[^\"]{2,}\"|“[^”]{2,}”")
 # «есть ли b200?», "got any h200s?": whether a GPU is to be had
 HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")

@@ -256,6 +256,19 @@ async def test_other_providers_and_payment_methods_are_said_to_be_unknown(pipeli
     assert isinstance(reply, RefusalReply) and reply.reason.key == phrase, reply
 
 
+@pytest.mark.parametrize("text", ["почему в ответе у вас цена в долларах? можно в рублях?", "do you take euros?",
+                                  "what currency are your prices in?", "а в евро можно посчитать?"])
+async def test_the_currency_is_the_price_lists_and_nothing_is_converted(pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, RefusalReply) and reply.reason.key == "pipeline_currency", reply
+    assert "USD" in render_text(reply, pipeline.data)
+
+
+async def test_a_gpus_price_asked_in_another_currency_is_its_price(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("сколько стоит h100 в рублях?")
+    assert isinstance(reply, CatalogReply) and reply.routing.intent == "price", reply
+
+
 async def test_another_provider_beside_a_gpu_gets_our_price_for_it(pipeline: ReplyPipeline) -> None:
     reply = await pipeline.reply("can you beat lambda labs on h100 price?")
     assert isinstance(reply, CatalogReply) and reply.routing.intent == "price"
