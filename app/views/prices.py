@@ -41,6 +41,12 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
             parts.append(t("price_line", lang, gpu=catalog.get(gpu_id).name,
                            price=money(price.on_demand, prices.currency, lang), spot=spot))
         parts += _discount_summary(prices, data, lang)
+    if intent.unpriced and not intent.gpu_ids and not intent.cheapest:
+        # "do you have b200?": nothing asked is rented, so no total to offer; what is rented instead
+        rented = ", ".join(catalog.get(gpu_id).name.replace("NVIDIA ", "").replace("AMD ", "")
+                           for gpu_id in data.prices.rentable_ids())
+        parts.append(t("price_rented_instead", lang, gpus=rented))
+        return markup.text("\n".join(parts))
     # an example in the customer's own words, never a count or a term nobody asked for
     gpu = catalog.get(intent.gpu_ids[0]).name.replace("NVIDIA ", "").split()[0] if intent.gpu_ids else "H100"
     parts.append(t("price_ask_for_quote", lang, gpu=gpu))

@@ -314,3 +314,13 @@ async def test_the_cheapest_with_a_model_or_a_duration_is_the_fit_or_the_quote(p
 async def test_asking_what_the_bot_is_gets_what_it_does(pipeline: ReplyPipeline, text: str) -> None:
     reply = await pipeline.reply(text)
     assert isinstance(reply, SmallTalkReply) and reply.kind == "help", reply
+
+
+@pytest.mark.parametrize("text", ["do you have b200?", "сколько стоит b200?"])
+async def test_a_gpu_we_do_not_rent_gets_what_we_rent_instead_not_an_offer_to_price_it(
+        pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.routing.intent == "price", reply
+    shown = render_text(reply, pipeline.data)
+    assert "B200" in shown and "H100 SXM 80GB" in shown and "L4 24GB" in shown  # what is rented, by name
+    assert "term discounts" not in shown and "скидками за срок" not in shown
