@@ -575,7 +575,10 @@ class RequestParser:
         has no such model."""
         pairs = [(index - 1, index + 1, words[index - 1][1], words[index][1]) for index in range(1, len(words))
                  if words[index][0] == words[index - 1][0] + 1]
-        pairs += [(index, index + 1, *word.rsplit("-", 1)) for index, (_, word) in enumerate(words) if "-" in word]
+        for index, (_, word) in enumerate(words):
+            if "-" in word:
+                family, size = word.rsplit("-", 1)
+                pairs.append((index, index + 1, family, size))
         for start, end, family, size in pairs:
             if not family.isalpha() or parse_param_count(size) is None:
                 continue
