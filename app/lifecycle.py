@@ -22,7 +22,7 @@ from infra.markup import PLAIN, Markup
 from rag.rules import Caveat, RuleBook
 
 LifecycleTopic = Literal["extend", "stop", "start", "end_of_term", "reminders", "group", "list", "rent", "billing",
-                         "spot", "resize"]
+                         "spot", "resize", "data"]
 # the topics that are how the product bills, not how a rental is managed: answered on the "rule" route
 BillingTopic = Literal["billing", "spot"]
 Front = Literal["chat", "console", "cli"]
@@ -42,6 +42,7 @@ TOPIC_RULES: dict[LifecycleTopic, tuple[str, ...]] = {
     "billing": (TERM_LENGTHS_RULE, STOP_RULE),
     "spot": (),
     "resize": (STOP_RULE,),
+    "data": (),
 }
 
 _REMIND_HOURS = int(REMIND_BEFORE.total_seconds() // 3600)
@@ -71,6 +72,8 @@ TOPIC_FACTS: dict[LifecycleTopic, tuple[Phrase, ...]] = {
     # a placement is the quote it was rented from (gpu/placements): its GPU and count never change
     "resize": (Phrase.of("lifecycle_resize_fixed"), Phrase.of("lifecycle_resize_more"),
                Phrase.of("lifecycle_resize_other_gpu")),
+    # what becomes of files: the glossary and the rules say nothing, and a simulated placement holds none
+    "data": (Phrase.of("lifecycle_data_simulated"), Phrase.of("lifecycle_data_not_in_rules")),
 }
 
 # the topics whose product rules are the price list's billing rules (its terms and their discount, the started
@@ -91,6 +94,7 @@ TOPIC_COMMANDS: dict[LifecycleTopic, tuple[str, ...]] = {
     "billing": ("/quote h100 x1 10 hours", f"/quote {EXAMPLE_REQUEST}"),
     "spot": ("/quote h100 x1 10 hours spot",),
     "resize": (f"/quote {EXAMPLE_REQUEST}", "/placements"),
+    "data": ("/placements",),
 }
 # where a command works: /quote and /placements in Telegram and the console chat alike; placement ids are
 # typed only in the console chat (Telegram acts through the buttons under /placements) and the CLI
@@ -150,6 +154,15 @@ START_AGAIN = _re(r"(запуст|включ|врубит|поднят|подн�
 END = _re(r"законч|заканчива|кончит|кончает|истеч|ист[её]к|истека|окончани|конец\s+срок|конц[еау]\s+срок|"
           r"срок\s+(выйд|выход|подход)|выйдет\s+срок|\bexpir|\bends?\b|\bended\b|\bending\b|\brun\w*\s+out|\bis\s+over\b|"
           r"\bend\s+of\b|\bfinish")
+# what becomes of one's files, models, checkpoints when a rental stops or ends
+DATA = _re(r"\b(my|our|the)\s+(data|files?|datasets?|checkpoints?|weights|models?|disks?|storage|volumes?)\b|"
+           r"\b(data|files?)\s+(safe|kept|stay|remain|deleted|wiped|erased|lost|gone|persist)|"
+           r"\b(delete|wipe|erase|keep|lose|back\s*up)\w*\s+(my|our|the)\s+(data|files?|disk)|"
+           r"\b(мо[иеёя]\w*|наш\w*|сво\w+)\s+(данн|файл|датасет|чекпоинт|вес|модел|диск)\w*|"
+           r"\bданн\w+\s+(сохран|удал|останут|пропад|сотр|потер)|\b(сохран|удал|останут|пропад|сотр|потер)\w*\s+"
+           r"(ли\s+)?(мои\s+|наши\s+)?(данн|файл|диск)")
+DATA_FATE = _re(r"safe|kept|keep|stay|remain|delet|wip|eras|lost|lose|gone|persist|happen|back\s*up|"
+                r"сохран|удал|останут|остан|пропад|сотр|потер|будет\s+с|случится|денутся|бэкап")
 AUTOMATIC = _re(r"автоматическ|\bсам[оа]?\b|automatic|by\s+itself|on\s+its\s+own")
 REMIND = _re(r"напом[ни]|напомин|уведом|оповест|предупред|\bremind|notif|\balert|\bwarn|\bping\s+me")
 GROUP = _re(r"групп|\bчат[еа]?\b|коллег|(мо[ея]й?|наш\w*|сво\w*|в|из)\s+команд[еыау]\b|\bадмин|участник|"
@@ -268,6 +281,9 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
     end = bool(END.search(text))
     if GROUP.search(text) and GROUP_CONTEXT.search(text) and not other:
         return "group"
+    # "is my data safe when the rental ends?", «что будет с моими файлами после остановки?»
+    if DATA.search(text) and DATA_FATE.search(text) and (rental or end or STOP.search(text)):
+        return "data"
     if REMIND.search(text) and (rental or period or end or EXTEND.search(text)):
         return "reminders"
     if RESIZE.search(text) and not other:  # «добавить ещё 4 карты к аренде» is not an extension

@@ -99,6 +99,12 @@ LENGTHS_QUOTE = "В этом каталоге неделя составляет 
     ("хочу поменять h100 на h200 в текущей аренде", "resize"),
     ("can I add a second gpu to my instance", "resize"),
     ("как докупить ещё неделю", "extend"),
+    # what becomes of one's files (the glossary and the rules say nothing; a simulated placement holds none)
+    ("is my data safe when the rental ends?", "data"),
+    ("что будет с моими файлами после окончания аренды?", "data"),
+    ("если остановлю сервер, данные сохранятся?", "data"),
+    ("will you delete my files if I stop the instance?", "data"),
+    ("do I lose my checkpoints when the placement expires?", "data"),
     # how to rent
     ("как арендовать видеокарту", "rent"),
     ("как взять в аренду GPU?", "rent"),
