@@ -296,6 +296,10 @@ class ReplyPipeline:
             return Decision("quote")  # "for 500 years": the quote engine's limit says why not
         # a GPU and a duration asked as a price or a rental: the computed quote (a model named too: the price
         # of running it is still the price of the GPUs)
+        # two configurations and a time, asked which costs less («что дешевле на месяц: 8 A100 или 4 H100?»):
+        # each priced the same way, side by side
+        if distinct >= 2 and has_duration and not has_model and (money or words.cheaper):
+            return Decision("quote")
         rented = words.rental or slots.count is not None or sem in ("quote", "price", None)
         if has_gpu and has_duration and not words.single_hour_rate(slots) and (
                 money or (not has_model and (topic is None or topic == "rent") and rented)):
@@ -483,16 +487,22 @@ class ReplyPipeline:
                 limit = self.quotes.prices().max_duration_days
                 raise QuoteInputError(f"Automatic quotes go up to {limit} days.", [], "duration", "too_long",
                                       days=limit)
-            gpu = slots.gpus[0]
             assert slots.duration is not None
-            request_text = f"{gpu.id} x{slots.count or 1} {_duration_text(slots)}"
-            if slots.pricing is not None:
-                request_text += f" {slots.pricing.value}"
-            request = self.quotes.parse(request_text).request
-            quote = self.quotes.preview(request)
+            asked = list({gpu.id: gpu for gpu in slots.gpus}.values())  # one per GPU, as first written
+            options = []
+            for gpu in asked:
+                # "8 A100 или 4 H100": each its own count; "A100 или H100 на месяц, 4 штуки": the one said
+                count = gpu.count or (slots.count if len(asked) == 1 or slots.loose_count else None) or 1
+                request_text = f"{gpu.id} x{count} {_duration_text(slots)}"
+                if slots.pricing is not None:
+                    request_text += f" {slots.pricing.value}"
+                request = self.quotes.parse(request_text).request
+                options.append((request, self.quotes.preview(request)))
         except QuoteInputError as exc:
             return QuoteReply(text, lang, routing, error=exc)
-        return QuoteReply(text, lang, routing, quote=quote, request=request)
+        request, quote = options[0]
+        return QuoteReply(text, lang, routing, quote=quote, request=request,
+                          options=tuple(options) if len(options) > 1 else ())
 
     def _fit(self, text: str, lang: Lang, routing: Routing) -> FitReply:
         slots = routing.slots

@@ -64,6 +64,9 @@ class QuoteReply(BaseReply):
     quote: Quote | None = None
     request: QuoteRequest | None = None
     error: QuoteInputError | None = None
+    # "что дешевле на месяц: 8 A100 или 4 H100?": every configuration asked, the same way and time, ``quote``
+    # (the first) among them; empty for a single configuration
+    options: tuple[tuple[QuoteRequest, Quote], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ from app.intents import CHEAPEST, PRICE_QUESTION, RENTAL_WORDS
 from app.router import RouteScores
 from app.slots import Slots
 
+# which of two costs less: «что дешевле», "which is cheaper", "costs less", «выгоднее»
+CHEAPER = re.compile(r"(?i)(дешевле|дороже|выгодн\w*|\bcheaper\b|\bpricier\b|\b(costs?|cost)\s+less\b|"
+                     r"\bless\s+expensive|\bmore\s+expensive|\bbetter\s+(deal|value)|\bcheapest\b)")
 # "посчитай", "quote me", «во сколько обойдётся», "what would it cost": a computed total is asked for
 CALCULATE = re.compile(
     r"(?i)(посчита\w*|рассчита\w*|расчита\w*|расч[её]т\w*|обойд[её]тся|обойдется|выйдет|итог\w*|\bquote\b"
@@ -50,6 +53,7 @@ class Signals:
         self.strong_fit = bool(STRONG_FIT.search(text))
         self.availability = bool(AVAILABILITY.search(text))
         self.cheapest = bool(CHEAPEST.search(text))
+        self.cheaper = bool(CHEAPER.search(text))
         self.payment = bool(PAYMENT.search(PAID_PERIOD.sub(" ", text)))
         self.discount = bool(DISCOUNT.search(text))
         self.other_provider = bool(OTHER_PROVIDER.search(text))

@@ -29,9 +29,10 @@ from app.views.compare import comparison_json, render_comparison
 from app.views.fit import render as render_fit
 from app.views.fit import render_error as render_fit_error
 from app.views.fit import result_json
-from app.views.quote import render_input_error, render_quote
+from app.views.quote import money, pricing_label, render_input_error, render_quote
 from gpu.data import GpuData
 from gpu.fit.engine import GIB
+from gpu.quote.request import QuoteRequest
 from infra.i18n import Lang, t
 from infra.markup import PLAIN, Markup
 
@@ -39,9 +40,38 @@ from infra.markup import PLAIN, Markup
 def quote_command(reply: QuoteReply) -> str:
     """The /quote arguments that issue this quote with an id (what the free-text reply suggests)."""
     assert reply.request is not None
-    request = reply.request
+    return request_command(reply.request)
+
+
+def request_command(request: QuoteRequest) -> str:
     text = f"{request.gpu_id} x{request.gpu_count} {request.duration.describe('en')}"
     return text if request.pricing.value == "on-demand" else f"{text} {request.pricing.value}"
+
+
+def render_quote_options(reply: QuoteReply, markup: Markup = PLAIN) -> str:
+    """Several configurations priced the same way for the same time, the cheapest first and marked with what it
+    saves; each with its cheapest way to pay when another way costs less, and the /quote that saves it."""
+    lang = reply.lang
+    ranked = sorted(reply.options, key=lambda option: (option[1].total, reply.options.index(option)))
+    cheapest = ranked[0][1]
+    first = reply.options[0][1]
+    lines = [markup.bold(t("quote_options_compared_title", lang, duration=first.duration.describe(lang),
+                           pricing=pricing_label(first.pricing, lang)))]
+    for request, quote in ranked:
+        line = t("quote_options_compared_line", lang, count=quote.gpu_count, gpu=quote.gpu_name,
+                 total=money(quote.total, quote.currency, lang))
+        if quote is cheapest and ranked[1][1].total > quote.total:
+            line += t("quote_options_compared_cheapest", lang,
+                      saves=money(ranked[1][1].total - quote.total, quote.currency, lang))
+        cheaper_ways = "; ".join(f"{pricing_label(option.pricing, lang)} — {money(option.total, quote.currency, lang)}"
+                                 for option in quote.options if option.total < quote.total)
+        if cheaper_ways:
+            line += t("quote_options_compared_other_ways", lang, ways=cheaper_ways)
+        lines.append(markup.text("• " + line))
+        lines.append("  " + markup.code("/quote " + request_command(request)))
+    lines.extend(markup.text("ℹ " + t(f"quote_rule_{rule}", lang)) for rule in first.rules)
+    lines.append(markup.text(t("quote_options_compared_hint", lang)))
+    return "\n".join(lines)
 
 
 def render_fit_reply(reply: FitReply, markup: Markup = PLAIN) -> str:
@@ -65,6 +95,8 @@ def render_quote_reply(reply: QuoteReply, markup: Markup = PLAIN) -> str:
     if reply.error is not None or reply.quote is None:
         assert reply.error is not None
         return render_input_error(reply.error, lang, markup)
+    if reply.options:
+        return render_quote_options(reply, markup)
     body = render_quote(reply.quote, lang, markup)
     return body + "\n\n" + markup.text(t("quote_free_text_hint", lang, request=quote_command(reply)))
 
@@ -163,6 +195,10 @@ def reply_json(reply: Reply, data: GpuData) -> dict[str, Any]:
     if isinstance(reply, QuoteReply) and reply.quote is not None:
         document["quote"] = {"total": str(reply.quote.total), "currency": reply.quote.currency,
                              "command": "/quote " + quote_command(reply)}
+        if reply.options:
+            document["quotes"] = [{"gpu": quote.gpu_id, "count": quote.gpu_count, "total": str(quote.total),
+                                   "currency": quote.currency, "command": "/quote " + request_command(request)}
+                                  for request, quote in reply.options]
     if isinstance(reply, CompareReply) and reply.comparison is not None:
         document["comparison"] = comparison_json(reply.comparison)
     return document

@@ -31,7 +31,7 @@ async def send_reply(message: Message, bot: Bot, reply: Reply, data: GpuData,
         await send_fit_result(message, bot, reply.results[0], reply.lang, reply.currency, rich=rich)
         return
     report: Report | None = None
-    if isinstance(reply, QuoteReply) and reply.quote is not None:
+    if isinstance(reply, QuoteReply) and reply.quote is not None and not reply.options:
         report = quote_report(reply.quote, reply.lang)
     elif isinstance(reply, CompareReply) and reply.comparison is not None:
         report = compare_report(reply.comparison, reply.lang)

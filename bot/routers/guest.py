@@ -98,7 +98,7 @@ async def _reply(intent: Intent, text: str, reader: Resolved, answering: Answeri
     if isinstance(reply, FitReply):
         return t("guest_title_fit", reply_lang), render_text(reply, gpu_data, HTML)
     if isinstance(reply, QuoteReply):
-        if reply.quote is None:  # the request's problem, in one line
+        if reply.quote is None or reply.options:  # the request's problem in one line; configurations compared
             return t("guest_title_quote", reply_lang), render_text(reply, gpu_data, HTML)
         body = render_quote(reply.quote, reply_lang, HTML) + "\n\n" + escape(t("guest_quote_no_rent", reply_lang))
         return t("guest_title_quote", reply_lang), body

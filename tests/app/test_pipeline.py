@@ -324,3 +324,29 @@ async def test_a_gpu_we_do_not_rent_gets_what_we_rent_instead_not_an_offer_to_pr
     shown = render_text(reply, pipeline.data)
     assert "B200" in shown and "H100 SXM 80GB" in shown and "L4 24GB" in shown  # what is rented, by name
     assert "term discounts" not in shown and "скидками за срок" not in shown
+
+
+@pytest.mark.parametrize(("text", "cheapest", "other"), [
+    ("что дешевле на месяц: 8 A100 или 4 H100?", ("h100-sxm", 4), ("a100-80gb", 8)),
+    ("which is cheaper for 2 weeks, 4x A100 80gb or 2x H200?", ("a100-80gb", 4), ("h200", 2)),
+    ("h100 or h200 for a month, which costs less?", ("h100-sxm", 1), ("h200", 1)),
+])
+async def test_two_configurations_asked_which_costs_less_are_priced_side_by_side(
+        pipeline: ReplyPipeline, text: str, cheapest: tuple[str, int], other: tuple[str, int]) -> None:
+    """Each configuration priced the same way for the same time (not the first one alone), the cheapest first
+    with what it saves, each with the /quote that saves it; every front renders the same text."""
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, QuoteReply) and len(reply.options) == 2, reply
+    priced = {(quote.gpu_id, quote.gpu_count): quote.total for _, quote in reply.options}
+    assert set(priced) == {cheapest, other} and priced[cheapest] < priced[other]
+    shown = render_text(reply, pipeline.data)
+    first, second = (pipeline.data.gpus.get(gpu).name for gpu, _ in (cheapest, other))
+    assert shown.index(first) < shown.index(second)
+    assert f"/quote {cheapest[0]} x{cheapest[1]}" in shown and f"/quote {other[0]} x{other[1]}" in shown
+    document = reply_json(reply, pipeline.data)
+    assert [(q["gpu"], q["count"]) for q in document["quotes"]] == [(q.gpu_id, q.gpu_count) for _, q in reply.options]
+
+
+async def test_one_configuration_is_one_quote(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("сколько стоит 4 A100 на неделю")
+    assert isinstance(reply, QuoteReply) and reply.quote is not None and reply.options == ()
