@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from app.followup import Refinement, opens_follow_up, quote_of_fit, reads_as_follow_up, refine_fit, refine_quote
-from app.intents import Intent, IntentClassifier, spec_fields_asked
+from app.intents import MEMORY_SIZE, Intent, IntentClassifier, spec_fields_asked
 from app.lifecycle import (
     STOP_RULE,
     BillingTopic,
@@ -55,7 +55,7 @@ from app.reply import (
     SmallTalkReply,
 )
 from app.router import RouteScores, SemanticRouter
-from app.slots import Slots, normalise, read_slots
+from app.slots import GpuSlot, Slots, normalise, read_slots
 from app.words import HAVE_YOU, LISTING, QUOTED, Signals
 from gpu.compare import aspect_asked, compare_gpus
 from gpu.data import GpuData
@@ -97,6 +97,9 @@ COMMON_MODELS = ("llama-3.1-8b", "qwen2.5-32b", "llama-3.1-70b", "deepseek-r1")
 
 Route = Literal["fit", "quote", "clarify", "price", "compare", "spec", "rule", "lifecycle", "smalltalk",
                 "glossary", "refusal"]
+
+
+MAX_QUOTE_OPTIONS = 5  # GPUs priced for a requirement that names none (the cheapest ones)
 
 
 @dataclass(frozen=True)
@@ -300,6 +303,12 @@ class ReplyPipeline:
         # each priced the same way, side by side
         if distinct >= 2 and has_duration and not has_model and (money or words.cheaper):
             return Decision("quote")
+        # no GPU named but what it must have and for how long ("4 GPUs with at least 80GB each for 2 weeks, what
+        # are my options?", "cheapest option for 8 gpus for a month"): every GPU that qualifies, priced
+        asks_options = MEMORY_SIZE.search(text) is not None or words.cheapest or words.cheaper
+        if not has_gpu and has_duration and not has_model and asks_options \
+                and (money or words.rental or slots.count is not None or sem in ("quote", "price")):
+            return Decision("quote")
         rented = words.rental or slots.count is not None or sem in ("quote", "price", None)
         if has_gpu and has_duration and not words.single_hour_rate(slots) and (
                 money or (not has_model and (topic is None or topic == "rent") and rented)):
@@ -489,10 +498,21 @@ class ReplyPipeline:
                                       days=limit)
             assert slots.duration is not None
             asked = list({gpu.id: gpu for gpu in slots.gpus}.values())  # one per GPU, as first written
+            min_memory_gb = None
+            if not asked:  # what it must have: every rented GPU with that memory (any, when none is said)
+                size = MEMORY_SIZE.search(text)
+                min_memory_gb = int(size.group(1)) if size is not None else None
+                catalog = self.data.gpus
+                asked = [GpuSlot(gpu_id, catalog.get(gpu_id).name, None) for gpu_id in self.data.prices.rentable_ids()
+                         if min_memory_gb is None or catalog.get(gpu_id).memory_gb >= min_memory_gb]
+                if not asked:
+                    raise QuoteInputError(f"No GPU we rent has {min_memory_gb} GB.", [], "gpu", "no_gpu_with_memory",
+                                          gb=min_memory_gb)
             options = []
             for gpu in asked:
                 # "8 A100 или 4 H100": each its own count; "A100 или H100 на месяц, 4 штуки": the one said
-                count = gpu.count or (slots.count if len(asked) == 1 or slots.loose_count else None) or 1
+                count = gpu.count or (slots.count if len(asked) == 1 or slots.loose_count or not slots.gpus
+                                      else None) or 1
                 request_text = f"{gpu.id} x{count} {_duration_text(slots)}"
                 if slots.pricing is not None:
                     request_text += f" {slots.pricing.value}"
@@ -500,9 +520,12 @@ class ReplyPipeline:
                 options.append((request, self.quotes.preview(request)))
         except QuoteInputError as exc:
             return QuoteReply(text, lang, routing, error=exc)
+        if not slots.gpus:  # chosen here, not named: the cheapest few
+            options = sorted(options, key=lambda option: option[1].total)[:MAX_QUOTE_OPTIONS]
         request, quote = options[0]
         return QuoteReply(text, lang, routing, quote=quote, request=request,
-                          options=tuple(options) if len(options) > 1 else ())
+                          options=tuple(options) if len(options) > 1 else (), min_memory_gb=min_memory_gb,
+                          chosen=not slots.gpus)
 
     def _fit(self, text: str, lang: Lang, routing: Routing) -> FitReply:
         slots = routing.slots

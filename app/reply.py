@@ -67,6 +67,8 @@ class QuoteReply(BaseReply):
     # "что дешевле на месяц: 8 A100 или 4 H100?": every configuration asked, the same way and time, ``quote``
     # (the first) among them; empty for a single configuration
     options: tuple[tuple[QuoteRequest, Quote], ...] = ()
+    chosen: bool = False  # the options are GPUs chosen for a requirement (memory, cheapest), not named
+    min_memory_gb: int | None = None  # that requirement's memory
 
 
 @dataclass(frozen=True)

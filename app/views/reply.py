@@ -57,6 +57,10 @@ def render_quote_options(reply: QuoteReply, markup: Markup = PLAIN) -> str:
     first = reply.options[0][1]
     lines = [markup.bold(t("quote_options_compared_title", lang, duration=first.duration.describe(lang),
                            pricing=pricing_label(first.pricing, lang)))]
+    if reply.chosen:  # not named by the customer: say which ones these are
+        lines.append(markup.text(t("quote_options_chosen_memory", lang, gb=reply.min_memory_gb, shown=len(ranked))
+                                 if reply.min_memory_gb else t("quote_options_chosen_cheapest", lang,
+                                                               shown=len(ranked))))
     for request, quote in ranked:
         line = t("quote_options_compared_line", lang, count=quote.gpu_count, gpu=quote.gpu_name,
                  total=money(quote.total, quote.currency, lang))

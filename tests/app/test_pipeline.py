@@ -350,3 +350,30 @@ async def test_two_configurations_asked_which_costs_less_are_priced_side_by_side
 async def test_one_configuration_is_one_quote(pipeline: ReplyPipeline) -> None:
     reply = await pipeline.reply("сколько стоит 4 A100 на неделю")
     assert isinstance(reply, QuoteReply) and reply.quote is not None and reply.options == ()
+
+
+@pytest.mark.parametrize(("text", "count", "min_gb"), [
+    ("I need 4 GPUs with at least 80GB each for 2 weeks, what are my options and costs?", 4, 80),
+    ("cheapest option for 8 gpus for a month", 8, 0),
+    ("what can I get with 80gb for a week, how much?", 1, 80),
+])
+async def test_a_requirement_without_a_gpu_gets_the_cheapest_gpus_that_meet_it_priced(
+        pipeline: ReplyPipeline, text: str, count: int, min_gb: int) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, QuoteReply) and reply.chosen and 2 <= len(reply.options) <= 5, reply
+    totals = sorted(quote.total for _, quote in reply.options)
+    for _, quote in reply.options:
+        assert quote.gpu_count == count and pipeline.data.gpus.get(quote.gpu_id).memory_gb >= min_gb
+    # the cheapest of all that qualify, none cheaper left out
+    qualifying = [gpu_id for gpu_id in pipeline.data.prices.rentable_ids()
+                  if pipeline.data.gpus.get(gpu_id).memory_gb >= min_gb]
+    left_out = set(qualifying) - {quote.gpu_id for _, quote in reply.options}
+    hourly = {gpu_id: pipeline.data.prices.price_for(gpu_id).on_demand for gpu_id in qualifying}  # type: ignore[union-attr]
+    assert all(hourly[gpu_id] >= max(hourly[q.gpu_id] for _, q in reply.options) for gpu_id in left_out)
+    assert render_text(reply, pipeline.data).count("/quote ") == len(totals)
+
+
+async def test_a_memory_no_gpu_has_is_said_plainly(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("нужно 2 карты с 500 гб на неделю, сколько стоит?")
+    assert isinstance(reply, QuoteReply) and reply.error is not None and reply.error.code == "no_gpu_with_memory"
+    assert "500" in render_text(reply, pipeline.data)
