@@ -228,7 +228,9 @@ FIXED_TERM = _re(r"\bcommit\w*|\breserved\b|\breservation|fixed[\s-]term|\bpaid\
                  r"\b(rest|remainder)\s+of\s+(the|my)\s+(week|month|term|period)|\b(remaining|unused|left\s+over)\s+"
                  r"(days?|weeks?|time|period|term)|фиксированн|оплаченн|предоплач|\bсрок|"
                  r"(на|за)\s+(\S+\s+)?(недел|месяц)|остат\w*\s+(\w+\s+)?(дн|недел|месяц|срок|времен)|"
-                 r"оставш\w+\s+(дн|недел|месяц|срок|врем)|неиспользованн|помесячн|понедельн")
+                 r"оставш\w+\s+(дн|недел|месяц|срок|врем)|неиспользованн|помесячн|понедельн|"
+                 # ending it before its time: a term it had («отменю раньше», "cancel early")
+                 r"раньше(\s+(срока|времени))?|досрочн|\bearly\b|\bearlier\b|before\s+(it|the\s+\w+)\s+(ends|is\s+over)")
 
 
 def stop_depends_on_billing(text: str) -> bool:

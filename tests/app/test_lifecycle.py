@@ -331,7 +331,8 @@ async def test_stopping_to_stop_paying_without_a_term_is_answered_for_both_ways_
 @pytest.mark.parametrize("text", ["можно ли остановить аренду и не платить за оставшуюся неделю?",
                                   "can I pause my committed rental and stop paying?",
                                   "I rented for a month, if I stop it do I get a refund for the unused days?",
-                                  "арендовал на месяц, если остановлю — деньги вернут?"])
+                                  "арендовал на месяц, если остановлю — деньги вернут?",
+                                  "если отменю раньше, деньги вернут?"])
 async def test_with_a_paid_period_named_the_rule_says_no(pipeline: ReplyPipeline, text: str) -> None:
     from app.reply import CatalogReply
     from app.views.reply import render_text
