@@ -377,3 +377,15 @@ async def test_a_memory_no_gpu_has_is_said_plainly(pipeline: ReplyPipeline) -> N
     reply = await pipeline.reply("нужно 2 карты с 500 гб на неделю, сколько стоит?")
     assert isinstance(reply, QuoteReply) and reply.error is not None and reply.error.code == "no_gpu_with_memory"
     assert "500" in render_text(reply, pipeline.data)
+
+
+@pytest.mark.parametrize("text", ["what's a good gpu for stable diffusion on a budget",
+                                  "какую карту взять под stable diffusion подешевле"])
+async def test_stable_diffusion_unqualified_is_sized_as_its_larger_common_model(pipeline: ReplyPipeline,
+                                                                                text: str) -> None:
+    """"Stable Diffusion" alone is sized as SDXL (what fits it fits SD 1.5 too), named in the reply; "what is
+    stable diffusion" stays a glossary question."""
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, FitReply) and reply.results[0].request.model.id == "sdxl", reply
+    assert "Stable Diffusion XL" in render_text(reply, pipeline.data)
+    assert isinstance(await pipeline.reply("что такое stable diffusion"), GlossaryReply)
