@@ -89,8 +89,13 @@ class Comparison:
     missing: tuple[str, ...] = ()  # a side the glossary has no entry on, as the user wrote it
 
 
+# an "it" that points at nothing: "is spot worth it?", "is it possible to…", «стоит ли оно того»
+_IDIOMATIC_IT = re.compile(r"(?i)\bworth\s+it\b|\bis\s+it\s+(possible|true|ok|okay|normal|safe|a\s+good\s+idea)(\s+that)?\b|"
+                           r"\bit\s+depends\b|\bстоит\s+ли\s+оно\s+того\b")
+
+
 def looks_like_follow_up(question: str) -> bool:
-    return len(question.split()) <= 10 and bool(_FOLLOW_UP.search(question))
+    return len(question.split()) <= 10 and bool(_FOLLOW_UP.search(_IDIOMATIC_IT.sub(" ", question)))
 
 
 def elliptical_subject(question: str) -> str | None:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from rag.context import comparison_sides, elliptical_subject, is_definition_question, resolve_comparison
+from rag.context import (
+    comparison_sides,
+    elliptical_subject,
+    is_definition_question,
+    looks_like_follow_up,
+    resolve_comparison,
+)
 from rag.glossary import load_glossary
 from rag.retrieval.retriever import HybridRetriever
 from tests.conftest import DATA_DIR
@@ -89,3 +95,17 @@ def test_a_side_that_only_found_the_other_sides_entry_is_missing() -> None:
     retriever = HybridRetriever(entries, None, None)
     found = resolve_comparison(retriever, entries, "как top-p отличается от top-k?")
     assert found is not None and found.missing == ("top-k",) and found.left[0].concept == "top-p"
+
+
+@pytest.mark.parametrize(("question", "follows"), [
+    ("is spot worth it for inference?", False),
+    ("is it possible to train on spot?", False),
+    ("is it true that fp8 halves memory?", False),
+    ("is it faster than FSDP?", True),
+    ("and how much memory does it need?", True),
+    ("а сколько у неё памяти?", True),
+])
+def test_an_idiomatic_it_is_not_a_pointer_to_the_turn_before(question: str, follows: bool) -> None:
+    """"worth it" points at nothing: after a question on quantization, "is spot worth it for inference?" was
+    searched together with it and answered with quantization's sentences first."""
+    assert looks_like_follow_up(question) is follows
