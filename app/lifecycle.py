@@ -68,7 +68,7 @@ TOPIC_FACTS: dict[LifecycleTopic, tuple[Phrase, ...]] = {
     "billing": (Phrase.of("quote_rule_started_hour"), Phrase.of("lifecycle_billing_terms"),
                 Phrase.of("quote_rule_term_paid_in_full"), Phrase.of("lifecycle_billing_no_refund_rule")),
     "spot": (Phrase.of("quote_rule_spot_interruptible"), Phrase.of("lifecycle_spot_where"),
-             Phrase.of("quote_rule_started_hour")),
+             Phrase.of("quote_rule_started_hour"), Phrase.of("lifecycle_spot_hourly_only")),
     # a placement is the quote it was rented from (gpu/placements): its GPU and count never change
     "resize": (Phrase.of("lifecycle_resize_fixed"), Phrase.of("lifecycle_resize_more"),
                Phrase.of("lifecycle_resize_other_gpu")),
@@ -213,6 +213,9 @@ RECLAIMED = _re(r"отобр|отбер|отним|забер[уе]т|забра
                 r"\bget\s+killed|shut\s+down\s+(on|by)\s+(you|them)|take\s+(it|the\s+\w+)\s+(away|back)")
 
 
+# paying before the time is used: a term paid up front
+PREPAID = _re(r"заране|вперед|авансом|предоплат|\bupfront|\bup\s+front|\bprepa(y|id)|\bin\s+advance|\bcommit\w*|"
+              r"\breserv\w*|фиксированн")
 # a unit of time that is a billing unit only when paying is the subject ("answers take a minute" is not)
 TIME_UNIT = _re(r"\bper\s+(minute|second)|\bby\s+the\s+(minute|second)|посекундн|поминутн|"
                 r"\b(за|по)\s+(кажд\w+\s+)?(начат\w+\s+)?(минут|секунд)|почасов\w*\s+оплат|оплат\w*\s+почасов")
@@ -249,8 +252,8 @@ def billing_topic(text: str) -> BillingTopic | None:
     """How the product bills time ("is billing per minute or per hour?", «минимальный срок аренды?») or what
     becomes of spot capacity taken back («спот могут отобрать?»), or None."""
     text = _folded(text)
-    if SPOT.search(text) and RECLAIMED.search(text):
-        return "spot"
+    if SPOT.search(text) and (RECLAIMED.search(text) or PREPAID.search(text)):
+        return "spot"  # capacity taken back, or spot paid in advance («оплатить спот заранее на месяц»)
     # two ways of paying compared ("on-demand vs committed?", «чем спот отличается от почасовой?»)
     modes = {_PAYING_MODES[name] for match in PAYING_MODE.finditer(text)
              for name, value in match.groupdict().items() if value}

@@ -340,3 +340,10 @@ async def test_with_a_paid_period_named_the_rule_says_no(pipeline: ReplyPipeline
     reply = await pipeline.reply(text)
     assert isinstance(reply, CatalogReply) and reply.intent.kind == "rule", reply
     assert render_text(reply, pipeline.data).startswith(("No", "Нет"))
+
+
+@pytest.mark.parametrize("text", ["можно ли оплатить спот заранее на месяц?", "can I prepay spot for a month?",
+                                  "spot with a committed term possible?"])
+def test_spot_paid_in_advance_is_the_spot_rule(text: str) -> None:
+    assert billing_topic(text) == "spot"
+    assert Phrase.of("lifecycle_spot_hourly_only") in answer_lifecycle("spot", BOOK).facts
