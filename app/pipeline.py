@@ -59,7 +59,7 @@ from app.slots import GpuSlot, Slots, normalise, read_slots
 from app.words import HAVE_YOU, LISTING, QUOTED, Signals
 from gpu.compare import aspect_asked, compare_gpus
 from gpu.data import GpuData
-from gpu.fit.request import FitInputError
+from gpu.fit.request import CLOSED_MODEL, FitInputError
 from gpu.fit.service import FitService
 from gpu.quote.duration import format_amount
 from gpu.quote.request import QuoteInputError
@@ -99,6 +99,10 @@ Route = Literal["fit", "quote", "clarify", "price", "compare", "spec", "rule", "
                 "glossary", "refusal"]
 
 
+# what a model needs: its memory, the GPU for it
+SIZING = re.compile(r"(?i)\bvram\b|\bmemory\b|памят|видеопамят|\bwhich\s+gpu|\bwhat\s+gpu|"
+                    r"какая\s+(карта|видеокарта|gpu)|\bhow\s+many\s+gpus?|сколько\s+(карт|gpu|гпу|видеокарт)|"
+                    r"\bgb\b|\bгб\b")
 MAX_QUOTE_OPTIONS = 5  # GPUs priced for a requirement that names none (the cheapest ones)
 
 
@@ -297,6 +301,10 @@ class ReplyPipeline:
             return Decision("smalltalk", smalltalk="help")  # what this bot is and does
         if slots.years is not None and not has_duration and (has_gpu or money or words.rental):
             return Decision("quote")  # "for 500 years": the quote engine's limit says why not
+        # a closed model's memory or a GPU to run it («сколько видеопамяти нужно для gpt-4o»): the fit says why
+        # there is nothing to compute, and which open models of its class can be checked
+        if CLOSED_MODEL.search(text) and not has_model and (words.strong_fit or has_gpu or SIZING.search(text)):
+            return Decision("fit")
         # a GPU and a duration asked as a price or a rental: the computed quote (a model named too: the price
         # of running it is still the price of the GPUs)
         # two configurations and a time, asked which costs less («что дешевле на месяц: 8 A100 или 4 H100?»):

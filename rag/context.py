@@ -90,8 +90,8 @@ class Comparison:
 
 
 # an "it" that points at nothing: "is spot worth it?", "is it possible to…", «стоит ли оно того»
-_IDIOMATIC_IT = re.compile(r"(?i)\bworth\s+it\b|\bis\s+it\s+(possible|true|ok|okay|normal|safe|a\s+good\s+idea)(\s+that)?\b|"
-                           r"\bit\s+depends\b|\bстоит\s+ли\s+оно\s+того\b")
+_IDIOMATIC_IT = re.compile(r"(?i)\bworth\s+it\b|\bis\s+it\s+(possible|true|ok|okay|normal|safe|a\s+good\s+idea)"
+                           r"(\s+that)?\b|\bit\s+depends\b|\bстоит\s+ли\s+оно\s+того\b")
 
 
 def looks_like_follow_up(question: str) -> bool:

@@ -82,6 +82,11 @@ STOP_WORDS = {
     "нужен", "нужны", "видеокарта", "видеокарт", "карт", "чём", "чем", "поднять", "развернуть", "much", "ram",
     "required", "requirements", "needed", "needs", "should", "use",
 } | UNIT_WORDS
+# models whose weights are not published (served only through their makers' APIs): there is nothing to size
+CLOSED_MODEL = re.compile(r"(?i)\b(chat\s?gpt|gpt[-\s]?(3\.5|4(\.\d)?o?|5)(-(turbo|mini|nano|pro))?|claude(\s+[\d.]+)?"
+                          r"(\s+(opus|sonnet|haiku))?|gemini(\s+[\d.]+)?(\s+(pro|flash|ultra))?|midjourney|"
+                          r"dall[-\s]?e(\s?\d)?)(?![\w.-])")
+OPEN_ALTERNATIVES = ("llama-3.1-405b", "deepseek-r1", "qwen2.5-72b")
 MODE_WORDS = {
     "inference": "inference", "infer": "inference", "serve": "inference", "serving": "inference",
     "инференс": "inference", "train": "train", "training": "train", "обучение": "train",
@@ -546,6 +551,9 @@ class RequestParser:
                     raise FitInputError(exc.phrase.key, **exc.phrase.params) from None
         if not words:
             raise FitInputError("fit_err_which_model", [m.id for m in self.models.all()[:3]])
+        closed = CLOSED_MODEL.search(" ".join(w for _, w in words))
+        if closed is not None:  # "gpt-4", "claude": no published weights, nothing to size
+            raise FitInputError("fit_err_closed_model", list(OPEN_ALTERNATIVES), name=closed.group(0))
         candidate = " ".join(w for _, w in words[:3])
         suggestions = self.models.suggestions(candidate)
         if not suggestions:

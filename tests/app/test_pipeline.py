@@ -389,3 +389,12 @@ async def test_stable_diffusion_unqualified_is_sized_as_its_larger_common_model(
     assert isinstance(reply, FitReply) and reply.results[0].request.model.id == "sdxl", reply
     assert "Stable Diffusion XL" in render_text(reply, pipeline.data)
     assert isinstance(await pipeline.reply("что такое stable diffusion"), GlossaryReply)
+
+
+@pytest.mark.parametrize("text", ["gpt-4 how much vram", "сколько видеопамяти нужно для gpt-4o",
+                                  "can I run claude on 8 h100?"])
+async def test_a_closed_models_vram_is_explained_not_answered_with_glossary_words(pipeline: ReplyPipeline,
+                                                                                 text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, FitReply) and reply.error is not None, reply
+    assert reply.error.phrase.key == "fit_err_closed_model"

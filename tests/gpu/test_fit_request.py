@@ -143,3 +143,20 @@ def test_random_requests_evaluate(text: str) -> None:
     payload = result_json(result)
     assert payload["per_gpu_gib"] >= 0 and payload["usable_per_gpu_gib"] > 0
     assert payload["fits"] == (payload["per_gpu_gib"] <= payload["usable_per_gpu_gib"] + 0.01)
+
+
+@pytest.mark.parametrize(("text", "name"), [("gpt-4", "gpt-4"), ("gpt-4o on 8 h100", "gpt-4o"),
+                                            ("claude 3.5 sonnet 2x h100", "claude 3.5 sonnet"),
+                                            ("gemini pro", "gemini pro"), ("chatgpt on a100", "chatgpt")])
+def test_a_closed_model_is_said_to_have_nothing_to_size_with_open_ones_to_check(
+        service: FitService, text: str, name: str) -> None:
+    with pytest.raises(FitInputError) as raised:
+        service.parser.parse(text)
+    assert raised.value.phrase.key == "fit_err_closed_model" and raised.value.phrase.params["name"] == name
+    assert all(service.parser.parse(open_model).request.model.id == open_model
+               for open_model in raised.value.suggestions)
+
+
+@pytest.mark.parametrize("text", ["gpt-oss-120b on 2 h100", "gemma 9b on l4"])
+def test_open_models_named_like_closed_ones_are_sized(service: FitService, text: str) -> None:
+    assert service.parser.parse(text).request.model is not None
