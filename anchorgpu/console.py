@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import sys
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
@@ -21,6 +23,8 @@ from gpu.placements.store import PlacementNotFoundError
 from gpu.quote.request import QuoteInputError
 from gpu.quote.store import IdempotencyConflictError
 from infra.i18n import Lang, t
+
+log = logging.getLogger(__name__)
 
 CommandHandler = Callable[[str], Awaitable[str]]
 CONSOLE_CONVERSATION = "console"
@@ -118,6 +122,16 @@ class ConsoleChat:
         self.out.flush()
 
     async def handle(self, line: str) -> None:
+        """One line: a command or a question. A bug while answering it is logged with an id and apologised
+        for in one line (as the bot's error boundary does); the chat goes on."""
+        try:
+            await self._handle(line)
+        except Exception as exc:
+            error_id = uuid.uuid4().hex[:8]
+            log.error("unhandled error %s answering a console line", error_id, exc_info=exc)
+            self.write("\n" + t("error_apology", self.lang, error_id=error_id) + "\n")
+
+    async def _handle(self, line: str) -> None:
         line = line.strip()
         if not line:
             return

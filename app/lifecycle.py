@@ -22,7 +22,7 @@ from infra.markup import PLAIN, Markup
 from rag.rules import Caveat, RuleBook
 
 LifecycleTopic = Literal["extend", "stop", "start", "end_of_term", "reminders", "group", "list", "rent", "billing",
-                         "spot", "resize", "data"]
+                         "spot", "resize", "data", "whole_gpus"]
 # the topics that are how the product bills, not how a rental is managed: answered on the "rule" route
 BillingTopic = Literal["billing", "spot"]
 Front = Literal["chat", "console", "cli"]
@@ -43,6 +43,7 @@ TOPIC_RULES: dict[LifecycleTopic, tuple[str, ...]] = {
     "spot": (),
     "resize": (STOP_RULE,),
     "data": (),
+    "whole_gpus": (),
 }
 
 _REMIND_HOURS = int(REMIND_BEFORE.total_seconds() // 3600)
@@ -74,6 +75,8 @@ TOPIC_FACTS: dict[LifecycleTopic, tuple[Phrase, ...]] = {
                Phrase.of("lifecycle_resize_other_gpu")),
     # what becomes of files: the glossary and the rules say nothing, and a simulated placement holds none
     "data": (Phrase.of("lifecycle_data_simulated"), Phrase.of("lifecycle_data_not_in_rules")),
+    # the quote engine counts whole GPUs (gpu/quote/request.py) and the price list prices a GPU-hour
+    "whole_gpus": (Phrase.of("lifecycle_whole_gpus"), Phrase.of("lifecycle_whole_gpus_smallest")),
 }
 
 # the topics whose product rules are the price list's billing rules (its terms and their discount, the started
@@ -95,10 +98,11 @@ TOPIC_COMMANDS: dict[LifecycleTopic, tuple[str, ...]] = {
     "spot": ("/quote h100 x1 10 hours spot",),
     "resize": (f"/quote {EXAMPLE_REQUEST}", "/placements"),
     "data": ("/placements",),
+    "whole_gpus": ("/quote l4 x1 10 hours", "/gpus"),
 }
 # where a command works: /quote and /placements in Telegram and the console chat alike; placement ids are
 # typed only in the console chat (Telegram acts through the buttons under /placements) and the CLI
-CHAT_COMMANDS = frozenset({"/quote", "/quotes", "/placements"})
+CHAT_COMMANDS = frozenset({"/quote", "/quotes", "/placements", "/gpus"})
 CONSOLE_COMMANDS = frozenset({"/rent", "/extend", "/stop_placement", "/start_placement"})
 
 
@@ -154,6 +158,13 @@ START_AGAIN = _re(r"(запуст|включ|врубит|поднят|подн�
 END = _re(r"законч|заканчива|кончит|кончает|истеч|ист[её]к|истека|окончани|конец\s+срок|конц[еау]\s+срок|"
           r"срок\s+(выйд|выход|подход)|выйдет\s+срок|\bexpir|\bends?\b|\bended\b|\bending\b|\brun\w*\s+out|\bis\s+over\b|"
           r"\bend\s+of\b|\bfinish")
+# a share of one GPU: a MIG slice, half a card, a fraction («кусок H100», "half an A100", "0.5 gpu")
+FRACTION = _re(r"\bкус(ок|оч\w*|ки)\b|\bчаст\w*\s+(одной\s+)?(карт|gpu|гпу|видеокарт|[ahl]\d)|половин\w*\s+(\w+\s+)?"
+               r"(карт|gpu|гпу|видеокарт|[ahl]\d)|\bдол(ю|я)\s+(\w+\s+)?(карт|gpu|гпу)|\bmig\b|\bслайс|\bslices?\b|"
+               r"\bfraction\w*|\bhalf\s+(an?\s+|of\s+an?\s+)?(gpu|card|[ahl]\d)|\bpartial\s+gpu|\bshared\s+gpu|"
+               r"\bvgpu\b|\b0[.,]\d+\s*(x\s*)?(gpu|[ahl]\d)|\bpart\s+of\s+(an?\s+|one\s+)?(gpu|card|[ahl]\d)")
+RENT_VERB = _re(r"ар[еи]нд|\brent|\bbook|взять|снять|купить|\bbuy|\bget\b|дадите|даёте|даете|можно|\bcan\s+i|"
+                r"\bdo\s+you\s+(offer|have|sell)|есть\s+ли|сдаёте|сдаете")
 # what becomes of one's files, models, checkpoints when a rental stops or ends
 DATA = _re(r"\b(my|our|the)\s+(data|files?|datasets?|checkpoints?|weights|models?|disks?|storage|volumes?)\b|"
            r"\b(data|files?)\s+(safe|kept|stay|remain|deleted|wiped|erased|lost|gone|persist)|"
@@ -286,6 +297,9 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
     end = bool(END.search(text))
     if GROUP.search(text) and GROUP_CONTEXT.search(text) and not other:
         return "group"
+    # «можно арендовать кусок H100?», "can I rent a MIG slice?": rentals are whole GPUs
+    if FRACTION.search(text) and RENT_VERB.search(text) and not other:
+        return "whole_gpus"
     # "is my data safe when the rental ends?", «что будет с моими файлами после остановки?»
     if DATA.search(text) and DATA_FATE.search(text) and (rental or end or STOP.search(text)):
         return "data"

@@ -347,3 +347,14 @@ async def test_with_a_paid_period_named_the_rule_says_no(pipeline: ReplyPipeline
 def test_spot_paid_in_advance_is_the_spot_rule(text: str) -> None:
     assert billing_topic(text) == "spot"
     assert Phrase.of("lifecycle_spot_hourly_only") in answer_lifecycle("spot", BOOK).facts
+
+
+@pytest.mark.parametrize("text", ["что такое MIG и можно арендовать кусок H100?", "can I rent half an A100?",
+                                  "do you offer MIG slices?", "можно взять 0.5 gpu?"])
+def test_a_share_of_a_gpu_asked_for_rent_is_the_whole_gpus_rule(text: str) -> None:
+    assert lifecycle_topic(text) == "whole_gpus"
+
+
+@pytest.mark.parametrize("text", ["what is MIG?", "что такое MIG", "часть модели на GPU, часть на CPU — это offload?"])
+def test_mig_or_a_part_not_asked_for_rent_is_not_the_whole_gpus_rule(text: str) -> None:
+    assert lifecycle_topic(text) != "whole_gpus"
