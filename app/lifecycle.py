@@ -202,6 +202,9 @@ RENT_HOW = _re(r"\bкак\s+(\w+\s+){0,2}(арендова|взять\s+(\w+\s+)
 # how time is billed: the unit, rounding, the shortest rental, a double charge
 BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+partial|partial))|"
               r"\bpartial\s+hours?|\bstarted\s+hours?|"
+              # the shortest rental asked as one: "can I rent for just 1 hour?", «можно арендовать на час?»
+              r"\b(just|only)\s+(for\s+)?(1|one|an?)\s+hour\b|\brent\w*\s+(\w+\s+)?for\s+(1|one|an?)\s+hour\b|"
+              r"\bвсего\s+на\s+(один\s+|1\s+)?час|(арендова\w*|взять|снять)\s+(\w+\s+)?на\s+(один\s+|1\s+)?час(ок)?\b|"
               r"\b(minimum|minimal|shortest|smallest|least)\s+(\w+\s+)?(rental|rent|billing|charge|term|period|time|"
               r"duration|order|booking|lease)|\bround\w*\s+(up|down)|"
               r"тарифиц|неполн\w*\s+час|"

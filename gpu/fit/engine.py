@@ -116,6 +116,9 @@ class Option:
 SuggestionKind = Literal["quant", "context", "kv_dtype", "gpus", "offload", "fsdp", "lora", "qlora"]
 
 
+DIFFUSION_SMALLER = ("fp8", "nf4")  # the smaller weight formats a diffusion model is commonly loaded in
+
+
 @dataclass(frozen=True)
 class Suggestion:
     """One change that makes a request fit (or, with ``fits`` false, the closest it gets)."""
@@ -531,6 +534,15 @@ class FitEngine:
         model = req.model
         found: list[Suggestion] = []
         if model.kind != "llm" or req.mode != "inference":
+            if model.kind == "diffusion" and not result.fits:
+                # FLUX in BF16 on a 24 GB card: its weights in FP8 or NF4, as diffusers and ComfyUI load them
+                usable, bits = self.usable(req, gpu), WEIGHT_FORMATS[req.quant].bits
+                for quant in DIFFUSION_SMALLER:
+                    if WEIGHT_FORMATS[quant].bits < bits:
+                        total = self.breakdown(replace(req, quant=quant), gpu, req.gpu_count).total
+                        if total <= usable:
+                            found.append(Suggestion("quant", quant, True, total / GIB))
+                            break
             if result.min_gpus and result.min_gpus != req.gpu_count:
                 found.append(Suggestion("gpus", result.min_gpus, True, self._per_gpu(req, gpu, result.min_gpus)))
             if model.kind == "llm":

@@ -358,3 +358,15 @@ def test_a_share_of_a_gpu_asked_for_rent_is_the_whole_gpus_rule(text: str) -> No
 @pytest.mark.parametrize("text", ["what is MIG?", "что такое MIG", "часть модели на GPU, часть на CPU — это offload?"])
 def test_mig_or_a_part_not_asked_for_rent_is_not_the_whole_gpus_rule(text: str) -> None:
     assert lifecycle_topic(text) != "whole_gpus"
+
+
+@pytest.mark.parametrize("text", ["can I rent for just 1 hour?", "можно арендовать на час?",
+                                  "можно взять h100 всего на один час?"])
+def test_the_shortest_rental_asked_as_one_hour_is_the_billing_rule(text: str) -> None:
+    assert billing_topic(text) == "billing"
+    assert Phrase.of("quote_rule_started_hour") in answer_lifecycle("billing", BOOK).facts
+
+
+@pytest.mark.parametrize("text", ["how much for an h100 for an hour?", "сколько стоит h100 на час?"])
+def test_an_hours_price_is_not_the_billing_rule(text: str) -> None:
+    assert billing_topic(text) is None

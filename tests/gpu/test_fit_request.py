@@ -160,3 +160,13 @@ def test_a_closed_model_is_said_to_have_nothing_to_size_with_open_ones_to_check(
 @pytest.mark.parametrize("text", ["gpt-oss-120b on 2 h100", "gemma 9b on l4"])
 def test_open_models_named_like_closed_ones_are_sized(service: FitService, text: str) -> None:
     assert service.parser.parse(text).request.model is not None
+
+
+def test_a_diffusion_model_that_does_not_fit_is_offered_a_smaller_weight_format(service: FitService) -> None:
+    """FLUX.1 [dev] in BF16 does not fit a 24 GB card; in a 4-bit format it does (as diffusers and ComfyUI load
+    it), and the reply says so instead of only "no number of these GPUs"."""
+    result = service.fit("flux на 4090")
+    assert not result.fits
+    quant = [s for s in result.suggestions if s.kind == "quant"]
+    assert quant and quant[0].fits and quant[0].value in ("fp8", "nf4")
+    assert service.fit(f"flux {quant[0].value} на 4090").fits
