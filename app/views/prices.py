@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from app.intents import Intent
@@ -12,10 +13,17 @@ from infra.i18n import Lang, t
 from infra.markup import PLAIN, Markup
 
 
+# free capacity asked about: «есть свободные h100 сейчас?», "any free h100 right now?", "in stock?"
+FREE_NOW = re.compile(r"(?i)свободн\w*|\bсейчас\b|в\s+наличии|\bfree\b|\bright\s+now\b|\bin\s+stock\b|"
+                      r"\bavailable\s+(now|today)\b|\bcapacity\b|\bмощност\w*\s+есть")
+
+
 def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Markup = PLAIN) -> str:
     prices = data.prices.current()
     catalog = data.gpus
     parts = [t("price_intro", lang)]
+    if FREE_NOW.search(intent.text):  # nothing to look up: a simulated rental never runs out
+        parts.append(t("price_availability_simulated", lang))
     if intent.cheapest and (intent.gpu_ids or not intent.unpriced):  # "cheapest b200": that it is not rented
         parts += _cheapest_first(intent, data, lang)
     elif intent.gpu_ids or intent.unpriced:

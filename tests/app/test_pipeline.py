@@ -19,6 +19,7 @@ from app.reply import (
     SmallTalkReply,
 )
 from app.views.reply import render_text, reply_json
+from infra.i18n import t
 from rag.answering.prompt import Turn
 from tests.app.support import build_pipeline
 
@@ -398,3 +399,17 @@ async def test_a_closed_models_vram_is_explained_not_answered_with_glossary_word
     reply = await pipeline.reply(text)
     assert isinstance(reply, FitReply) and reply.error is not None, reply
     assert reply.error.phrase.key == "fit_err_closed_model"
+
+
+@pytest.mark.parametrize("text", ["do you have any free h100 right now?", "есть свободные h100 сейчас?"])
+async def test_free_capacity_asked_is_said_to_be_untracked_in_a_simulation(pipeline: ReplyPipeline,
+                                                                          text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.routing.intent == "price", reply
+    shown = render_text(reply, pipeline.data)
+    assert t("price_availability_simulated", reply.lang) in shown and "2.99" in shown.replace(",", ".")
+
+
+async def test_a_price_question_has_no_availability_line(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("сколько стоит h100?")
+    assert t("price_availability_simulated", reply.lang) not in render_text(reply, pipeline.data)
