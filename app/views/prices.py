@@ -12,7 +12,6 @@ from gpu.prices import PriceList, Term
 from infra.i18n import Lang, t
 from infra.markup import PLAIN, Markup
 
-
 # free capacity asked about: «есть свободные h100 сейчас?», "any free h100 right now?", "in stock?"
 FREE_NOW = re.compile(r"(?i)свободн\w*|\bсейчас\b|в\s+наличии|\bfree\b|\bright\s+now\b|\bin\s+stock\b|"
                       r"\bavailable\s+(now|today)\b|\bcapacity\b|\bмощност\w*\s+есть")
