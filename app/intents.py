@@ -53,6 +53,10 @@ AVAILABILITY_QUESTION = re.compile(
 # the cheapest GPU asked for, of some memory or of any: «самая дешёвая карта на 48 гб», "cheapest 80gb card"
 CHEAPEST = re.compile(r"(?i)(\bcheapest\b|least\s+expensive|most\s+affordable|lowest[-\s]priced"
                       r"|сам\w+\s+(дешёв|дешев|бюджетн)\w*|дешевле\s+всего|наиболее\s+(дешёв|дешев)\w*)")
+# a memory size as a lower bound: "more than 100gb", "at least 80 GB", «от 48 гб», «больше 40 гигов», "48gb+"
+AT_LEAST = re.compile(r"(?i)\b(more\s+than|over|at\s+least|min(imum)?|>=?|above)\s+\d{2,3}\s*(gb|gib|gigs?)|"
+                      r"\d{2,3}\s*(gb|gib)\s*\+|\b(от|больше|более|свыше|не\s+меньше|минимум)\s+\d{2,3}\s*"
+                      r"(гб|гиб|гиг\w*|gb)|\d{2,3}\s*(гб|gb)\s+(и\s+больше|или\s+больше|and\s+(up|more)|or\s+more)")
 MEMORY_SIZE = re.compile(r"(?i)\b(\d{2,3})\s*(gb|gib|гб|гиб|гиг\w*|gigs?)\b")
 RENTAL_WORDS = re.compile(r"(?i)(аренд|арендов|rent|\bgpu|гпу|видеокарт|карт[аыу]\b|инстанс|instance|сервер|server|"
                           r"\bчас|hour|spot|спот|committed|on-demand|по требованию|прайс|price list|quote|расч[её]т|"
@@ -197,9 +201,13 @@ class IntentClassifier:
         the cheapest asked for ("cheapest 80gb card"): the rented GPUs cheapest first, of that memory or more
         (a size names no one GPU here: the catalog's first 80 GB card is not the cheapest one)."""
         intent = self._price(question) or Intent("price", question)
+        size = MEMORY_SIZE.search(question)
+        if size is not None and AT_LEAST.search(question) and not self.gpus_named(MEMORY_SIZE.sub(" ", question)):
+            # "what gpus do you have with more than 100gb?", «есть карты на 80 гб и больше?»: a bound, not a
+            # card named by its memory; the rented GPUs of that memory or more, cheapest first
+            return Intent("price", question, cheapest=True, min_memory_gb=int(size.group(1)))
         if not CHEAPEST.search(question):
             return intent
-        size = MEMORY_SIZE.search(question)
         if size is not None:
             return Intent("price", question, cheapest=True, min_memory_gb=int(size.group(1)))
         # "cheapest h100": every variant of the family it names (the PCIe one is cheaper than the SXM)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from app.followup import Refinement, opens_follow_up, quote_of_fit, reads_as_follow_up, refine_fit, refine_quote
-from app.intents import MEMORY_SIZE, Intent, IntentClassifier, spec_fields_asked
+from app.intents import AT_LEAST, MEMORY_SIZE, Intent, IntentClassifier, spec_fields_asked
 from app.lifecycle import (
     STOP_RULE,
     BillingTopic,
@@ -325,6 +325,10 @@ class ReplyPipeline:
         # "what's the cheapest gpu with 48gb?": the price list cheapest first (a model named: the fit's
         # cheapest configurations; a duration: the quote, which lists the cheaper ways to pay)
         if words.cheapest and not has_model and not has_duration and not off_topic:
+            return Decision("price")
+        # "which gpus have at least 80gb?": the rented GPUs of that memory or more (a bound names no one card)
+        if AT_LEAST.search(text) and not has_model and not has_duration and not off_topic \
+                and not self.intents.gpus_named(MEMORY_SIZE.sub(" ", text)):
             return Decision("price")
         # another provider's prices or a way to pay: neither is in the price list, the rules or the glossary
         if words.other_provider and not has_model and not has_duration:  # a GPU's price asked: ours for it

@@ -413,3 +413,17 @@ async def test_free_capacity_asked_is_said_to_be_untracked_in_a_simulation(pipel
 async def test_a_price_question_has_no_availability_line(pipeline: ReplyPipeline) -> None:
     reply = await pipeline.reply("сколько стоит h100?")
     assert t("price_availability_simulated", reply.lang) not in render_text(reply, pipeline.data)
+
+
+@pytest.mark.parametrize(("text", "min_gb"), [("what gpus do you have with more than 100gb?", 100),
+                                              ("какие карты у вас с памятью от 48 гб?", 48),
+                                              ("which gpus have at least 80gb?", 80),
+                                              ("есть карты на 80 гб и больше?", 80)])
+async def test_a_memory_bound_lists_the_rented_gpus_that_have_it(pipeline: ReplyPipeline, text: str,
+                                                                 min_gb: int) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.intent.min_memory_gb == min_gb, reply
+    shown = render_text(reply, pipeline.data)
+    for gpu_id in pipeline.data.prices.rentable_ids():
+        spec = pipeline.data.gpus.get(gpu_id)
+        assert (spec.name in shown) == (spec.memory_gb >= min_gb), spec.name
