@@ -166,9 +166,9 @@ FRACTION = _re(r"\bкус(ок|оч\w*|ки)\b|\bчаст\w*\s+(одной\s+)?(
 RENT_VERB = _re(r"ар[еи]нд|\brent|\bbook|взять|снять|купить|\bbuy|\bget\b|дадите|даёте|даете|можно|\bcan\s+i|"
                 r"\bdo\s+you\s+(offer|have|sell)|есть\s+ли|сдаёте|сдаете")
 # what becomes of one's files, models, checkpoints when a rental stops or ends
-DATA = _re(r"\b(my|our|the)\s+(data|files?|datasets?|checkpoints?|weights|models?|disks?|storage|volumes?)\b|"
+DATA = _re(r"\b(my|our)\s+(data|files?|datasets?|checkpoints?|weights|models?|disks?|storage|volumes?)\b|"
            r"\b(data|files?)\s+(safe|kept|stay|remain|deleted|wiped|erased|lost|gone|persist)|"
-           r"\b(delete|wipe|erase|keep|lose|back\s*up)\w*\s+(my|our|the)\s+(data|files?|disk)|"
+           r"\b(delete|wipe|erase|keep|lose|back\s*up)\w*\s+(my|our)\s+(data|files?|disk)|"
            r"\b(мо[иеёя]\w*|наш\w*|сво\w+)\s+(данн|файл|датасет|чекпоинт|вес|модел|диск)\w*|"
            r"\bданн\w+\s+(сохран|удал|останут|пропад|сотр|потер)|\b(сохран|удал|останут|пропад|сотр|потер)\w*\s+"
            r"(ли\s+)?(мои\s+|наши\s+)?(данн|файл|диск)")
@@ -304,7 +304,7 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
     if FRACTION.search(text) and RENT_VERB.search(text) and not other:
         return "whole_gpus"
     # "is my data safe when the rental ends?", «что будет с моими файлами после остановки?»
-    if DATA.search(text) and DATA_FATE.search(text) and (rental or end or STOP.search(text)):
+    if DATA.search(text) and DATA_FATE.search(text) and (end or STOP.search(text)):
         return "data"
     if REMIND.search(text) and (rental or period or end or EXTEND.search(text)):
         return "reminders"

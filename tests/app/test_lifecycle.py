@@ -370,3 +370,11 @@ def test_the_shortest_rental_asked_as_one_hour_is_the_billing_rule(text: str) ->
 @pytest.mark.parametrize("text", ["how much for an h100 for an hour?", "сколько стоит h100 на час?"])
 def test_an_hours_price_is_not_the_billing_rule(text: str) -> None:
     assert billing_topic(text) is None
+
+
+@pytest.mark.parametrize("text", ["does FSDP keep a full copy of the model on every GPU?",
+                                  "what does ddp actually keep in sync between the processes on each step?",
+                                  "can I keep my model weights in memory between requests?",
+                                  "мои веса модели сохраняются при обучении?"])
+def test_a_model_kept_in_memory_is_not_a_question_about_ones_data(text: str) -> None:
+    assert lifecycle_topic(text) != "data"
