@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from rag.retrieval.dense import EmbedderError, get_embedder
     from rag.retrieval.english import current_english, english_vectors
     from rag.retrieval.index import IndexStoreError, open_index
+    from rag.retrieval.phrasings import current_phrasings, phrasing_vectors
 
     settings = get_settings()
     rag = settings.rag
@@ -37,11 +38,14 @@ def run(args: argparse.Namespace) -> int:
         # the curated English renderings' vectors too, so the first start reads them (rag.retrieval.english)
         english = current_english(entries, settings.data.data_dir)
         english_vectors(entries, english, embedder, None if rag.chroma_url else rag.chroma_path)
+        phrasings = current_phrasings(settings.data.data_dir)  # and how customers ask (rag.retrieval.phrasings)
+        phrasing_vectors(entries, phrasings, embedder, None if rag.chroma_url else rag.chroma_path)
     except (GlossaryError, EmbedderError, IndexStoreError) as exc:
         print(f"anchorgpu ingest: {exc}", file=sys.stderr)
         return 1
     document = {"collection": rag.collection, "store": rag.chroma_url or str(rag.chroma_path),
-                "embedding_model": rag.embedding_model, **report.as_dict(), "english": len(english)}
+                "embedding_model": rag.embedding_model, **report.as_dict(), "english": len(english),
+                "phrasings": sum(len(v) for v in phrasings.values())}
     if args.json:
         print_json(document)
     else:

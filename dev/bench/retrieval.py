@@ -119,7 +119,9 @@ def _real_glossary(args: argparse.Namespace, spec: str) -> tuple[dict[str, Any],
     from rag.retrieval.english import current_english, english_vectors
     from rag.retrieval.index import load_vectors, open_client, sync_index
     from rag.retrieval.lexical import Bm25Index, NameIndex
-    from rag.retrieval.retriever import HybridRetriever, compound_parts
+    from rag.retrieval.naming import compound_parts
+    from rag.retrieval.phrasings import current_phrasings, phrasing_vectors
+    from rag.retrieval.retriever import HybridRetriever
 
     settings = get_settings()
     rag = settings.rag.model_copy(update={"embedding_model": spec})
@@ -147,7 +149,10 @@ def _real_glossary(args: argparse.Namespace, spec: str) -> tuple[dict[str, Any],
         started = time.perf_counter()
         english = english_vectors(entries, current_english(entries, settings.data.data_dir), embedder)
         build["english_ms"] = _ms(time.perf_counter() - started)
-    retriever = HybridRetriever(entries, embedder, vectors, english=english)
+        started = time.perf_counter()
+        phrasings = phrasing_vectors(entries, current_phrasings(settings.data.data_dir), embedder)
+        build["phrasings_ms"] = _ms(time.perf_counter() - started)
+    retriever = HybridRetriever(entries, embedder, vectors, english=english, phrasings=phrasings)
     eval_set = load_eval_set()
     methods: dict[str, tuple[str, ...]] = {"bm25": ("bm25",), "names": ("names",), "dense": ("dense",),
                                            "fused": ("names", "bm25", "dense")}

