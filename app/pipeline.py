@@ -355,6 +355,11 @@ class ReplyPipeline:
             return Decision("rule")
         if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model:
             return Decision("lifecycle")
+        # a fact about a named model, not the hardware it needs («на каком объёме аудио обучали whisper?», "does
+        # sdxl use a single text encoder?", "who's behind flux?"): the glossary's, not a fit to compute
+        if has_model and words.model_fact and not has_gpu and not has_duration and not money \
+                and not SIZING.search(text):
+            return Decision("glossary")
         # the router hears a glossary question and it asks how or why: a GPU or model named in passing is
         # context («учим на a100 в fp16, лезут nan — что даст bf16?»), not the question
         if sem == "glossary":

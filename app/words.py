@@ -51,6 +51,10 @@ class Signals:
         self.rate = bool(RATE.search(text))
         self.fit = bool(FIT_WORDS.search(text))
         self.strong_fit = bool(STRONG_FIT.search(text))
+        # a fact about a model itself, said with no hardware word: who made it, what it was trained on, what it
+        # uses or supports (no running verb: "does whisper handle russian?" is about whisper, not a GPU)
+        self.model_fact = bool(MODEL_FACT.search(text)) and not HARDWARE.search(text) \
+            and not STRONG_FIT.search(HANDLES.sub(" ", text))
         self.availability = bool(AVAILABILITY.search(text))
         self.cheapest = bool(CHEAPEST.search(text))
         self.cheaper = bool(CHEAPER.search(text))
@@ -84,6 +88,18 @@ FIT_WORDS = re.compile(
 STRONG_FIT = re.compile(
     r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|вытян\w*|вывез\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит"
     r"|завед[её]тся|дообуч\w*|файнтюн\w*|\bfits?\b|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*)")
+# the model's own facts: its makers, its training, its parts and abilities (asked "does it …", «умеет ли …»)
+MODEL_FACT = re.compile(
+    r"(?i)\bwho(?:'?s)?\b|\bкто\b|\bкем\b|\btrained\s+on\b|\bwas\s+(it\s+)?trained\b|\bобучал(а|и|ась|ся)?\b"
+    r"|\bобучен[аоы]?\b|\b(does|do|can|is)\s+(?!(i|we|you|u)\b)[^?.!]{0,40}\b(use|support|understand|speak|handle|know|recogni[sz]e"
+    r"|transcribe|translate)s?\b|поддерживает|понимает|\bумеет\b|распозна[её]т|использует|\bзачем\b|\bwhy\b"
+    r"|\bпочему\b")
+# the hardware a model needs: a fact about it is then a fit question (memory, GPUs, cards, gigabytes)
+HARDWARE = re.compile(
+    r"(?i)\bvram\b|\bmemory\b|памят|\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|карточк|видеокарт|видюх|\bgb\b"
+    r"|\bгб\b|\bгиг\w*|hardware|железо|\bжелез\w+|\bcpu\b|процессор|\bram\b|оператив|\bspeed\b|скорост|\bfast\b"
+    r"|быстр|\bslow\b|медлен|тормоз")
+HANDLES = re.compile(r"(?i)\bhandles?\b")
 RATE = re.compile(r"(?i)((в|за|per|an?)\s+(час|hour|hr)\b|hourly|почасов|/\s*(h|hr|час)\b|\bчас\s+(аренды\s+)?\w+"
                   r"|\bстоит\s+час\b)")
 PAYMENT = re.compile(r"(?i)(плат\w*|плач\w*|биллинг\w*|оплат\w*|деньг\w*|списыва\w*|списан\w*|возврат\w*"

@@ -22,6 +22,7 @@ from app.views.reply import render_text, reply_json
 from infra.i18n import t
 from rag.answering.prompt import Turn
 from tests.app.support import build_pipeline
+from tests.rag.support import shared_retriever
 
 
 async def test_a_fit_question_in_free_words_gets_the_fit_verdict(pipeline: ReplyPipeline) -> None:
@@ -427,3 +428,18 @@ async def test_a_memory_bound_lists_the_rented_gpus_that_have_it(pipeline: Reply
     for gpu_id in pipeline.data.prices.rentable_ids():
         spec = pipeline.data.gpus.get(gpu_id)
         assert (spec.name in shown) == (spec.memory_gb >= min_gb), spec.name
+
+
+@pytest.mark.parametrize(("text", "concept"), [("на каком объёме аудио обучали whisper?", "whisper"),
+                                               ("who's behind flux, is it the sdxl people?", "flux")])
+async def test_a_fact_about_a_named_model_is_answered_from_the_glossary_not_sized(pipeline: ReplyPipeline,
+                                                                                  text: str, concept: str) -> None:
+    assert isinstance(await pipeline.reply(text), GlossaryReply)
+    assert shared_retriever().search(text, k=3).hits[0].entry.concept == concept  # the entry that answers it
+
+
+@pytest.mark.parametrize("text", ["can we use llama 70b for our chatbot?", "does mixtral run on cpu?",
+                                  "why does llama 70b need 2 gpus?", "зачем llama 405b столько памяти?"])
+async def test_the_same_words_with_hardware_or_a_running_verb_stay_fit_questions(pipeline: ReplyPipeline,
+                                                                                text: str) -> None:
+    assert isinstance(await pipeline.reply(text), FitReply)
