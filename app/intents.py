@@ -47,7 +47,7 @@ PRICE_QUESTION = re.compile(
     r"|\brate\s+(card|sheet|list)s?\b|\bprice\s*(list|sheet)s?\b|\b(your|the)\s+rates\b|\btariffs?\b)")
 # "можно ли арендовать B200?", "do you have MI300X?": whether a GPU is rented is the price list's to say
 AVAILABILITY_QUESTION = re.compile(
-    r"(?i)(арендова\w*|арендуе\w*|есть\s+ли\s+у\s+вас|у\s+вас\s+есть|сда[её]те|в\s+наличии|\brent\b|\brentable\b|"
+    r"(?i)(арендова(?!нн)\w*|арендуе\w*|есть\s+ли\s+у\s+вас|у\s+вас\s+есть|сда[её]те|в\s+наличии|\brent\b|\brentable\b|"
     r"\bdo\s+you\s+(have|offer)\b|\bavailable\s+(for|to)\s+rent)")
 # a price question is about renting compute: it names a GPU or rental words ("сколько стоит iPhone" is not)
 # the cheapest GPU asked for, of some memory or of any: «самая дешёвая карта на 48 гб», "cheapest 80gb card"

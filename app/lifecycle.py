@@ -159,7 +159,8 @@ END = _re(r"законч|заканчива|кончит|кончает|исте
           r"срок\s+(выйд|выход|подход)|выйдет\s+срок|\bexpir|\bends?\b|\bended\b|\bending\b|\brun\w*\s+out|\bis\s+over\b|"
           r"\bend\s+of\b|\bfinish")
 # a share of one GPU: a MIG slice, half a card, a fraction («кусок H100», "half an A100", "0.5 gpu")
-FRACTION = _re(r"\bкус(ок|оч\w*|ки)\s+(\w+\s+)?(карт|gpu|гпу|видеокарт|видюх|[ahlb]\d|rtx)|\bчаст\w*\s+(одной\s+)?(карт|gpu|гпу|видеокарт|[ahl]\d)|половин\w*\s+(\w+\s+)?"
+FRACTION = _re(r"\bкус(ок|оч\w*|ки)\s+(\w+\s+)?(карт|gpu|гпу|видеокарт|видюх|[ahlb]\d|rtx)|"
+               r"\bчаст\w*\s+(одной\s+)?(карт|gpu|гпу|видеокарт|[ahl]\d)|половин\w*\s+(\w+\s+)?"
                r"(карт|gpu|гпу|видеокарт|[ahl]\d)|\bдол(ю|я)\s+(\w+\s+)?(карт|gpu|гпу)|\bmig\b|\bслайс|\bslices?\b|"
                r"\bfraction\w*|\bhalf\s+(an?\s+|of\s+an?\s+)?(gpu|card|[ahl]\d)|\bpartial\s+gpu|\bshared\s+gpu|"
                r"\bvgpu\b|\b0[.,]\d+\s*(x\s*)?(gpu|[ahl]\d)|\bpart\s+of\s+(an?\s+|one\s+)?(gpu|card|[ahl]\d)")

@@ -103,6 +103,9 @@ Route = Literal["fit", "quote", "clarify", "price", "compare", "spec", "rule", "
 SIZING = re.compile(r"(?i)\bvram\b|\bmemory\b|памят|видеопамят|\bwhich\s+gpu|\bwhat\s+gpu|"
                     r"какая\s+(карта|видеокарта|gpu)|\bhow\s+many\s+gpus?|сколько\s+(карт|gpu|гпу|видеокарт)|"
                     r"\bgb\b|\bгб\b")
+# a machine the customer already has: what they ask is how to use it, not how to rent one
+ALREADY_RENTED = re.compile(r"(?i)арендованн\w*|\brented\b|\bмо(й|ем|ём)\s+(сервер|инстанс|машин)\w*"
+                            r"|\bmy\s+(server|instance|machine|box|vm|node)\b")
 MAX_QUOTE_OPTIONS = 5  # GPUs priced for a requirement that names none (the cheapest ones)
 
 
@@ -353,7 +356,10 @@ class ReplyPipeline:
             if any(answer.rule.id == STOP_RULE for answer in rules) and stop_depends_on_billing(text):
                 return Decision("lifecycle", lifecycle="stop")
             return Decision("rule")
-        if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model:
+        # the router hears a rental question with no rental topic in its words: how to rent, unless the machine is
+        # one the customer already has («на арендованном сервере как зайти по ключу?»: a question about using it)
+        if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model \
+                and not ALREADY_RENTED.search(text):
             return Decision("lifecycle")
         # a fact about a named model, not the hardware it needs («на каком объёме аудио обучали whisper?», "does
         # sdxl use a single text encoder?", "who's behind flux?"): the glossary's, not a fit to compute

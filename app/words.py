@@ -159,7 +159,7 @@ INSULT = re.compile(
 INSULT_TARGET = re.compile(r"(?i)(\bты\b|\bвы\b|\bтеб[яе]\b|\bвас\b|\bваш\w*|\bбот\w*|\bжелез(ка|яка)|"
                            r"\byou\b|\byou'?re\b|\byour\b|\bu\b|\bbot\b|\bassistant\b)")
 AVAILABILITY = re.compile(
-    r"(?i)(арендова\w*|арендуе\w*|свободн\w*|есть\s+(ли\s+)?у\s+вас|у\s+вас\s+(есть|бывают|имеются)|сда[её]т\w*|в\s+наличии"
+    r"(?i)(арендова(?!нн)\w*|арендуе\w*|свободн\w*|есть\s+(ли\s+)?у\s+вас|у\s+вас\s+(есть|бывают|имеются)|сда[её]т\w*|в\s+наличии"
     r"|в\s+аренд\w*|\brentable\b|\b(do|can)\s+(you|u)(\s+guys|\s+folks|\s+all)?\s+(have|offer|rent|provide)\b"
     r"|\bgot\s+any\b|\bin\s+stock\b|\bavailable\b|доступн\w*)")
 

@@ -443,3 +443,10 @@ async def test_a_fact_about_a_named_model_is_answered_from_the_glossary_not_size
 async def test_the_same_words_with_hardware_or_a_running_verb_stay_fit_questions(pipeline: ReplyPipeline,
                                                                                 text: str) -> None:
     assert isinstance(await pipeline.reply(text), FitReply)
+
+
+@pytest.mark.parametrize("text", ["на арендованном сервере как зайти по ключу, а не по паролю?",
+                                  "на арендованной карте хочу jupyter, как его поднять?"])
+async def test_a_rented_machine_as_context_is_not_a_question_of_what_we_rent(pipeline: ReplyPipeline,
+                                                                            text: str) -> None:
+    assert isinstance(await pipeline.reply(text), GlossaryReply)
