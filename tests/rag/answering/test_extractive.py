@@ -27,7 +27,7 @@ def test_without_a_named_headword_retrieval_order_stands() -> None:
     assert [q.entry.id for q in definition_quotes([GENERAL, NARROW], "что такое лора")] == ["lora"]
 
 
-def test_a_how_question_quotes_the_concept_retrieval_ranked_second_too() -> None:
+def test_a_how_question_quotes_the_concepts_retrieval_ranked_second_and_third_too() -> None:
     """«почему модель на инференсе ест больше памяти, чем весит?»: retrieval ranks the concept it names first
     (inference), and the entry that answers (VRAM: working capacity holds more than the weights) second."""
     inference = GlossaryEntry(id="inference", term="Инференс", aliases=(), source="000_seed.txt",
@@ -37,6 +37,12 @@ def test_a_how_question_quotes_the_concept_retrieval_ranked_second_too() -> None
                          definition="Рабочая ёмкость включает не только веса модели: активации и кэш тоже.",
                          concept="vram")
     quotes = answering_quotes([inference, vram, GENERAL], "почему модель на инференсе ест больше памяти, чем весит?")
-    assert [q.entry.id for q in quotes] == ["inference", "vram"]  # one entry of the second concept, none more
+    assert [q.entry.id for q in quotes] == ["inference", "vram", "lora"]  # one entry of each other concept
+    fourth = GlossaryEntry(id="epoch", term="Epoch", aliases=(), source="000_seed.txt", category="training",
+                           definition="Один полный проход по датасету.", concept="epoch")
+    second_vram = GlossaryEntry(id="vram-2", term="VRAM", aliases=(), source="003_seed.txt", category="hardware",
+                                definition="Видеопамять GPU.", concept="vram")
+    quotes = answering_quotes([inference, vram, second_vram, GENERAL, fourth], "почему модель ест больше памяти?")
+    assert [q.entry.id for q in quotes] == ["inference", "vram", "lora"]  # two other concepts at most
     assert [q.entry.id for q in answering_quotes([NARROW, GENERAL], "как обучать лору?")] == ["lora-sd", "lora"]
 
