@@ -108,10 +108,13 @@ class Intent:
         return ("price_list",) if any(answer.rule.derived for answer in self.rules) else ()
 
 
+OUT_OF_MEMORY = re.compile(r"(?i)\b(cuda\s+)?out\s+of\s+(gpu\s+)?memory\b|\boom\b|\bнехватк\w*\s+(видео)?памяти")
+
+
 def spec_fields_asked(question: str) -> tuple[SpecField, ...]:
     """What a spec question asks; "memory bandwidth" asks for the bandwidth, not also the memory size."""
     asked: list[SpecField] = []
-    rest = question
+    rest = OUT_OF_MEMORY.sub(" ", question)  # «вылетает out of memory»: an error met, not the memory asked
     fields: tuple[SpecField, ...] = ("bandwidth", "interconnect", "compute", "architecture", "power", "memory")
     for name in fields:
         pattern = SPEC_FIELDS[name]

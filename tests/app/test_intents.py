@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.intents import IntentClassifier
+from app.intents import IntentClassifier, spec_fields_asked
 from gpu.fit.service import FitService
 from gpu.prices import Term
 from rag.glossary import glossary_file
@@ -75,3 +75,14 @@ def test_a_gpu_that_is_not_rented_is_said_to_be_so_and_discounts_come_from_the_p
     prices = DATA.prices.current()
     month = {format(price.term_discount_percent[Term.MONTH].normalize(), "f") for price in prices.gpus.values()}
     assert all(f"месяц −{percent}%" in discounts for percent in month), discounts
+
+
+@pytest.mark.parametrize("text", ["учу на 4090, на backward вылетает CUDA out of memory, что делать?",
+                                  "a100 keeps hitting OOM during training", "нехватка видеопамяти на l4 при генерации"])
+def test_an_out_of_memory_error_is_not_a_question_about_the_memory_size(text: str) -> None:
+    assert "memory" not in spec_fields_asked(text)
+
+
+@pytest.mark.parametrize("text", ["сколько памяти у 4090?", "h100 memory?", "how much memory does the a100 have"])
+def test_the_memory_asked_is_still_a_spec_field(text: str) -> None:
+    assert "memory" in spec_fields_asked(text)

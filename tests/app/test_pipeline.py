@@ -450,3 +450,8 @@ async def test_the_same_words_with_hardware_or_a_running_verb_stay_fit_questions
 async def test_a_rented_machine_as_context_is_not_a_question_of_what_we_rent(pipeline: ReplyPipeline,
                                                                             text: str) -> None:
     assert isinstance(await pipeline.reply(text), GlossaryReply)
+
+
+async def test_an_out_of_memory_story_with_a_gpu_is_a_glossary_question_not_its_specs(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("учу модельку на 4090, на backward стабильно вылетает CUDA out of memory, что делать?")
+    assert isinstance(reply, GlossaryReply), reply
