@@ -299,7 +299,10 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
     period = bool(PERIOD.search(text))
     other = bool(NOT_RENTAL.search(text))
     end = bool(END.search(text))
-    if GROUP.search(text) and GROUP_CONTEXT.search(text) and not other:
+    # what is asked of a rental needs a rental, a term or a stop in the words: "it forgets what i said at the
+    # start of a long chat with the bot", «перезапустил генерацию с тем же промптом» ask about something else
+    about_rental = rental or period or bool(STOP.search(text))
+    if GROUP.search(text) and GROUP_CONTEXT.search(text) and about_rental and not other:
         return "group"
     # «можно арендовать кусок H100?», "can I rent a MIG slice?": rentals are whole GPUs
     if FRACTION.search(text) and RENT_VERB.search(text) and not other:
@@ -311,7 +314,7 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
         return "reminders"
     if RESIZE.search(text) and not other:  # «добавить ещё 4 карты к аренде» is not an extension
         return "resize"
-    if START_AGAIN.search(text) and not other:
+    if START_AGAIN.search(text) and (about_rental or len(text.split()) <= 8 or HOW_SHORT.search(text)) and not other:
         return "start"
     if EXTEND.search(text) and not other:
         return "extend"

@@ -344,6 +344,9 @@ class ReplyPipeline:
         # the currency: the price list has one (a GPU or a rental named: its price, in that currency)
         if words.currency and not has_gpu and not has_model and not has_duration:
             return Decision("refusal", refusal="currency")
+        # "what's that called?", «как называется штука, которая раздаёт задачи по видеокартам?»: a concept's name
+        if words.naming and not has_gpu and not has_model and not has_duration and not money:
+            return Decision("glossary")
         # how time is billed, spot capacity taken back: the quote engine's rules (a model named: a fit question)
         billing = billing_topic(text)
         if billing is not None and not has_model and not off_topic and not (has_gpu and words.price):
@@ -413,9 +416,10 @@ class ReplyPipeline:
                 return Decision("clarify", missing="gpu")
             if has_model and not has_gpu and not words.price:
                 return Decision("fit")
-            if has_gpu or words.discount or words.price_list or (words.rental and (words.price or sem == "price")):
+            if has_gpu or words.discount or words.price_list \
+                    or (words.rental and (words.price or (sem == "price" and words.asks_us))):
                 return Decision("price")
-            if not has_model and sem == "price" and words.lead(sem) >= CLEAR_MARGIN:
+            if not has_model and sem == "price" and words.lead(sem) >= CLEAR_MARGIN and (words.asks_us or words.price):
                 return Decision("price")  # «ваши цены?», "how much do you charge": the whole price list
         if has_gpu and ((sem == "price" and words.lead(sem) >= CLEAR_MARGIN) or HAVE_YOU.search(text)) \
                 and not spec_fields_asked(text):
@@ -436,7 +440,8 @@ class ReplyPipeline:
         follow = self.intents.classify_question(text, previous)
         if follow.kind == "gpu_spec":
             return Decision("spec")
-        if follow.kind == "price":
+        # "when i rent an instance do i get root access?": a rental word in passing asks no price of us
+        if follow.kind == "price" and (has_gpu or words.price or words.asks_us):
             return Decision("price")
         if not has_gpu and not has_model and self._unreadable(text):  # «ыврпаолд жэжэ»: typed at random
             return Decision("refusal", refusal="unreadable")
@@ -451,7 +456,7 @@ class ReplyPipeline:
                 return Decision("smalltalk", smalltalk=sem)
             if sem == "off_topic" and semantic.score >= OFF_TOPIC_MIN_SCORE and words.lead(sem) >= CLEAR_MARGIN:
                 return Decision("refusal", refusal="off_topic")
-            if sem == "price" and words.lead(sem) >= CLEAR_MARGIN and words.rental:
+            if sem == "price" and words.lead(sem) >= CLEAR_MARGIN and words.rental and words.asks_us:
                 return Decision("price")
         if has_gpu and sem in ("spec", "compare"):
             return Decision("spec")

@@ -65,6 +65,8 @@ class Signals:
         self.currency = bool(CURRENCY.search(text))
         self.how = bool(HOW.search(text))
         self.explain = bool(EXPLAIN.search(text))
+        self.asks_us = bool(ASKS_US.search(text)) or self.rate
+        self.naming = bool(NAMING.search(text))
         self.injection = bool(INJECTION.search(text))
         # said to us: «ты тупая железка», "you're a scam" — not "stupid question, but what is…"
         self.insult = bool(INSULT.search(text) and INSULT_TARGET.search(text))
@@ -128,6 +130,19 @@ CURRENCY = re.compile(
     r"|\bcurrenc\w*|\bin\s+(rubles|roubles|euros?|eur|rub|gbp|pounds|yuan|rupees|inr|cny|dollars|usd)\b"
     r"|\beuros?\b|\brub(les)?\b|\brouble\w*|\bexchange\s+rate|\bкурс\w*\s+(валют|доллар|рубл|евро))")
 QUOTED = re.compile(r"'[^']{2,}'|\"[^\"]{2,}\"|“[^”]{2,}”")
+# said to the provider (you, your, у вас, сдаёте, offer) or asking which GPUs there are: the price list's
+# questions («какие карточки сдаёте?», "list of gpus you have"); "can kubernetes manage gpus?" or «как понять,
+# что видеокарта простаивает?» sound like them to the router but ask about a thing, not about us
+ASKS_US = re.compile(
+    r"(?i)(\b(you|your|yours|y'?all|u|ya)\b|\b(вы|вас|вам|ваш\w*)\b|\bсда([её]|е)т\w*|\bсдаются\b|\bпредлага\w*"
+    r"|\boffer\w*|\bin\s+stock\b|в\s+наличии|\b(which|what)\s+(\w+\s+)?(gpus?|cards?|graphics\s+cards?)\b"
+    r"|\bкаки[еx]\s+(\w+\s+)?(видеокарт\w*|карт\w*|карточ\w*|gpu|гпу|железк\w*)|\blist\s+of\b|\bсписок\b)")
+# the name of a thing asked ("what's that called?", «как это называется?»): a concept, whatever else is said
+NAMING = re.compile(
+    r"(?i)(\bwhat'?s\s+(that|this|it|the)(\s+\w+){0,3}\s+called\b|\bwhat\s+(is|are)\s+(that|this|it|they)\s+called\b"
+    r"|\bwhat\s+do\s+(you|u|people|they|we)\s+call\b|\bis\s+there\s+a\s+(name|term|word)\s+for\b"
+    r"|\bwhat'?s\s+the\s+(name|term)\s+for\b|\bhas\s+a\s+name\b"
+    r"|\bкак\s+(это\s+|оно\s+|она\s+|они\s+)?(называ\w+|зов[её]тся|назвать)\b|\bесть\s+(ли\s+)?(название|термин)\b)")
 # «есть ли b200?», "got any h200s?": whether a GPU is to be had
 HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")
 # "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»

@@ -59,6 +59,8 @@ _WORD_UNITS: dict[str, Unit] = {
 _RU_STEMS: tuple[tuple[str, Unit], ...] = (
     ("минут", Unit.MINUTE), ("час", Unit.HOUR), ("недел", Unit.WEEK), ("месяц", Unit.MONTH),
 )
+# «час» is also the start of «часть», «часто», «частота», «частично»: only its own forms are the hour
+_HOUR_ENDINGS = frozenset({"", "а", "ов", "у", "ам", "ами", "ах", "ом", "ик", "ика", "иков", "ок", "ка", "ки"})
 _NUMBER_WORDS: dict[str, Decimal] = {
     "a": Decimal(1), "an": Decimal(1), "one": Decimal(1), "two": Decimal(2), "three": Decimal(3),
     "four": Decimal(4), "five": Decimal(5), "six": Decimal(6), "seven": Decimal(7), "eight": Decimal(8),
@@ -165,7 +167,7 @@ def unit_of(word: str, *, after_number: bool) -> Unit | None:
     if word in _WORD_UNITS:
         return _WORD_UNITS[word]
     for stem, unit in _RU_STEMS:
-        if word.startswith(stem):
+        if word.startswith(stem) and (stem != "час" or word[len(stem):] in _HOUR_ENDINGS):
             return unit
     if after_number:
         return _SHORT_UNITS.get(word)

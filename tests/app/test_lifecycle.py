@@ -136,6 +136,9 @@ def test_the_topic_of_a_customers_question(text: str, topic: LifecycleTopic) -> 
     "can my team train llama 3 on a rented GPU?",
     "что такое срок аренды",
     "add a lora adapter to my model",
+    # a start or a chat with no rental in the words: a generation restarted, the start of a conversation
+    "сгенерил картинку, перезапустил с тем же промптом и настройками — вышло другое, почему?",
+    "long chat with the bot and it forgets what i said at the start, is there a cap?",
     "",
 ])
 def test_what_is_not_a_rental_question(text: str) -> None:

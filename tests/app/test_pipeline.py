@@ -455,3 +455,26 @@ async def test_a_rented_machine_as_context_is_not_a_question_of_what_we_rent(pip
 async def test_an_out_of_memory_story_with_a_gpu_is_a_glossary_question_not_its_specs(pipeline: ReplyPipeline) -> None:
     reply = await pipeline.reply("учу модельку на 4090, на backward стабильно вылетает CUDA out of memory, что делать?")
     assert isinstance(reply, GlossaryReply), reply
+
+
+@pytest.mark.parametrize("text", ["kubernetes умеет работать с видеокартами?", "как понять, что видеокарта простаивает?",
+                                  "can docker containers use the gpu or do i need a vm?",
+                                  "when i rent an instance do i get root access to the whole machine?"])
+async def test_a_question_about_a_thing_near_gpus_is_not_the_price_list(pipeline: ReplyPipeline, text: str) -> None:
+    # the router hears the price list in any GPU question; only one said to us or asking which GPUs there are is
+    assert isinstance(await pipeline.reply(text), GlossaryReply)
+
+
+@pytest.mark.parametrize("text", ["какие карточки вообще сдаете?", "list of gpus you have", "ваши цены?",
+                                  "which gpus can i rent from you", "do yall have any amd cards for rent"])
+async def test_the_price_list_asked_of_us_stays_the_price_list(pipeline: ReplyPipeline, text: str) -> None:
+    assert isinstance(await pipeline.reply(text), CatalogReply)
+
+
+@pytest.mark.parametrize("text", [
+    "we need to turn hours of recorded calls into searchable text. what's that tech called?",
+    "обучили модельку, теперь надо чтобы другие команды дёргали её по сети. как называется эта часть работы?",
+    "our api must scale up when traffic spikes, what's that called?",
+    "is there a name for splitting one gpu between several small jobs?"])
+async def test_the_name_of_a_thing_asked_is_a_glossary_question(pipeline: ReplyPipeline, text: str) -> None:
+    assert isinstance(await pipeline.reply(text), GlossaryReply)

@@ -64,3 +64,9 @@ def test_absurd_amounts_are_read_so_that_the_reply_can_refuse_them() -> None:
 def test_nothing_is_invented() -> None:
     slots = read_slots("привет, что ты умеешь?", FIT)
     assert slots.to_json() == {}
+
+
+@pytest.mark.parametrize("text", ["как называется эта часть работы?", "часто падает обучение, почему?",
+                                  "какая частота у памяти h100?"])
+def test_words_that_start_like_an_hour_are_no_duration(text: str) -> None:
+    assert read_slots(text, FIT).duration is None

@@ -19,13 +19,15 @@ from gpu.quote.duration import Duration, DurationError, Unit, format_amount, par
     ("2 недели", 336), ("две недели", 336), ("неделя", 168), ("1 неделю", 168), ("5 недель", 840),
     ("3 часа", 3), ("3ч", 3), ("10 дней", 240), ("1,5 дня", 36), ("сутки", 24), ("двое суток", 48),
     ("1 месяц", 720), ("2 месяца", 1440), ("1 месяц и 2 недели", 1056), ("полтора месяца", 1080),
-    ("на 3 дня", 72),
+    ("на 3 дня", 72), ("2 часов", 2), ("48 часам", 48), ("пару часиков", 2),
 ])
 def test_parses_russian_and_english(text: str, hours: int | Decimal) -> None:
     assert parse_duration(text).hours == Decimal(hours)
 
 
-@pytest.mark.parametrize("text", ["", "soon", "3", "3 m", "h100 x8", "2 weeks and a banana", "0 days"])
+@pytest.mark.parametrize("text", ["", "soon", "3", "3 m", "h100 x8", "2 weeks and a banana", "0 days",
+                                  # words that start like «час» and are not the hour
+                                  "часть", "часто", "частота", "частично"])
 def test_rejects_what_is_not_a_duration_with_examples(text: str) -> None:
     with pytest.raises(DurationError) as info:
         parse_duration(text)
