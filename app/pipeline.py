@@ -22,6 +22,7 @@ History is read once per message, here, and handed to the answerer.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -60,6 +61,7 @@ from app.smalltalk import FAREWELL
 from app.words import HAVE_YOU, LISTING, QUOTED, Signals
 from gpu.compare import aspect_asked, compare_gpus
 from gpu.data import GpuData
+from gpu.fit.largest import family_named, largest_fitting
 from gpu.fit.request import CLOSED_MODEL, FitInputError
 from gpu.fit.service import FitService
 from gpu.quote.duration import format_amount
@@ -81,6 +83,7 @@ SMALL_TALK = ("greeting", "thanks", "help", "complaint")
 # semantic confidence: a route is taken from the words alone when it leads by this much (e5 puts any two
 # sentences above ~0.75, so leads are small); chosen by a grid on the dev part of tests/eval/routing.yaml
 CLEAR_MARGIN = 0.009
+GPUS_PER_SERVER = 8  # the usual most GPUs in one server (HGX, MI300X platforms): the sets a memory total prefers
 SMALL_TALK_MIN_SCORE = 0.86
 OFF_TOPIC_MIN_SCORE = 0.82
 COMMON_DURATIONS: dict[Lang, tuple[str, ...]] = {"ru": ("1 день", "1 неделя", "2 недели", "1 месяц"),
@@ -118,6 +121,7 @@ class Decision:
     refusal: str | None = None
     billing: BillingTopic | None = None  # a rule question about how time is billed (app.lifecycle)
     lifecycle: LifecycleTopic | None = None  # the topic a lifecycle answer takes when the wording alone does not say
+    largest: bool = False  # a fit asked the other way round: the largest models the GPU runs
 
 
 
@@ -367,6 +371,9 @@ class ReplyPipeline:
         if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model \
                 and not ALREADY_RENTED.search(text):
             return Decision("lifecycle")
+        # "what's the biggest model i can run on a 4090?", «какие модели потянет l40s?»: the fit the other way round
+        if has_gpu and not has_model and not has_duration and not money and words.largest_model:
+            return Decision("fit", largest=True)
         # a fact about a named model, not the hardware it needs («на каком объёме аудио обучали whisper?», "does
         # sdxl use a single text encoder?", "who's behind flux?"): the glossary's, not a fit to compute
         if has_model and words.model_fact and not has_gpu and not has_duration and not money \
@@ -481,6 +488,10 @@ class ReplyPipeline:
         route = decision.route
         if route == "quote":
             return self._quote(text, lang, routing)
+        if route == "fit" and decision.largest and slots.gpus:
+            gpu = slots.gpus[0]
+            results = largest_fitting(self.fit, gpu.id, gpu.count or slots.count or 1, family_named(self.fit, text))
+            return FitReply(text, lang, routing, results=results, currency=self.fit.currency, largest=True)
         if route == "fit":
             return self._fit(text, lang, routing)
         if route == "compare":
@@ -530,12 +541,24 @@ class ReplyPipeline:
             assert slots.duration is not None
             asked = list({gpu.id: gpu for gpu in slots.gpus}.values())  # one per GPU, as first written
             min_memory_gb = None
+            memory_in_total = False
             if not asked:  # what it must have: every rented GPU with that memory (any, when none is said)
                 size = MEMORY_SIZE.search(text)
                 min_memory_gb = int(size.group(1)) if size is not None else None
                 catalog = self.data.gpus
                 asked = [GpuSlot(gpu_id, catalog.get(gpu_id).name, None) for gpu_id in self.data.prices.rentable_ids()
                          if min_memory_gb is None or catalog.get(gpu_id).memory_gb >= min_memory_gb]
+                if not asked and min_memory_gb is not None and slots.count is None:
+                    # "I need 640GB of VRAM for a week": no card has it, so it is the total; each GPU as many
+                    # times as it takes to add up to it
+                    memory_in_total = True
+                    needed = {gpu_id: math.ceil(min_memory_gb / catalog.get(gpu_id).memory_gb)
+                              for gpu_id in self.data.prices.rentable_ids()}
+                    # the sets one server holds first: a model split over more cards crosses servers
+                    most = GPUS_PER_SERVER if min(needed.values()) <= GPUS_PER_SERVER \
+                        else self.quotes.prices().max_gpus_per_quote
+                    asked = [GpuSlot(gpu_id, catalog.get(gpu_id).name, count) for gpu_id, count in needed.items()
+                             if count <= most]
                 if not asked:
                     raise QuoteInputError(f"No GPU we rent has {min_memory_gb} GB.", [], "gpu", "no_gpu_with_memory",
                                           gb=min_memory_gb)
@@ -556,7 +579,7 @@ class ReplyPipeline:
         request, quote = options[0]
         return QuoteReply(text, lang, routing, quote=quote, request=request,
                           options=tuple(options) if len(options) > 1 else (), min_memory_gb=min_memory_gb,
-                          chosen=not slots.gpus)
+                          chosen=not slots.gpus, memory_in_total=memory_in_total)
 
     def _fit(self, text: str, lang: Lang, routing: Routing) -> FitReply:
         slots = routing.slots

@@ -57,6 +57,9 @@ class FitReply(BaseReply):
     results: tuple[FitResult, ...] = ()  # one, or one per GPU for "X or Y for Z"
     error: FitInputError | None = None
     currency: str = "USD"
+    # "what's the biggest model i can run on a 4090?": ``results`` are the largest models that fit, one per
+    # weight format (gpu.fit.largest); none when nothing in the catalog fits
+    largest: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,9 @@ class QuoteReply(BaseReply):
     options: tuple[tuple[QuoteRequest, Quote], ...] = ()
     chosen: bool = False  # the options are GPUs chosen for a requirement (memory, cheapest), not named
     min_memory_gb: int | None = None  # that requirement's memory
+    # more memory than any one GPU has and no count said ("640GB of VRAM for a week"): the memory is a total,
+    # the options are sets of GPUs that add up to it
+    memory_in_total: bool = False
 
 
 @dataclass(frozen=True)

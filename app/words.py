@@ -67,6 +67,7 @@ class Signals:
         self.explain = bool(EXPLAIN.search(text))
         self.asks_us = bool(ASKS_US.search(text)) or self.rate
         self.naming = bool(NAMING.search(text))
+        self.largest_model = bool(LARGEST_MODEL.search(text))
         self.injection = bool(INJECTION.search(text))
         # said to us: «ты тупая железка», "you're a scam" — not "stupid question, but what is…"
         self.insult = bool(INSULT.search(text) and INSULT_TARGET.search(text))
@@ -143,6 +144,14 @@ NAMING = re.compile(
     r"|\bwhat\s+do\s+(you|u|people|they|we)\s+call\b|\bis\s+there\s+a\s+(name|term|word)\s+for\b"
     r"|\bwhat'?s\s+the\s+(name|term)\s+for\b|\bhas\s+a\s+name\b"
     r"|\bкак\s+(это\s+|оно\s+|она\s+|они\s+)?(называ\w+|зов[её]тся|назвать)\b|\bесть\s+(ли\s+)?(название|термин)\b)")
+# the fit asked the other way round: which model a GPU runs («какую самую большую ламу потянет 4090?», "what's the
+# biggest model i can run on an l40s?", «какие модели влезут в 48 гб?»)
+LARGEST_MODEL = re.compile(
+    r"(?i)(\b(biggest|largest|best|which|what)\s+(\w+\s+){0,2}(models?|llms?|llama|qwen|mistral|gemma|deepseek)\b(?!\s+of\b)"
+    r"|\bhow\s+big\s+(of\s+)?(an?\s+)?(model|llm)\b|\bwhat\s+(can|could)\s+(i|we|you)\s+(run|fit|load|host|serve)\b"
+    r"|\b(как(ую|ие|ой|ая|ое)|сам(ую|ая|ые|ое|ой)\s+(больш|крупн|мощн)\w*)\s+(\w+\s+){0,3}"
+    r"(модел\w*|лам\w*|ллам\w*|llm|ллм\w*|нейронк\w*|нейросет\w*|кв[еэ]н\w*|qwen|llama)"
+    r"|\bчто\s+(можно\s+)?(запустить|поднять|крутить|гонять)\b|\bмодел\w*\s+какого\s+размера\b)")
 # «есть ли b200?», "got any h200s?": whether a GPU is to be had
 HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")
 # "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»

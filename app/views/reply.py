@@ -58,7 +58,8 @@ def render_quote_options(reply: QuoteReply, markup: Markup = PLAIN) -> str:
     lines = [markup.bold(t("quote_options_compared_title", lang, duration=first.duration.describe(lang),
                            pricing=pricing_label(first.pricing, lang)))]
     if reply.chosen:  # not named by the customer: say which ones these are
-        lines.append(markup.text(t("quote_options_chosen_memory", lang, gb=reply.min_memory_gb, shown=len(ranked))
+        chosen = "quote_options_chosen_total_memory" if reply.memory_in_total else "quote_options_chosen_memory"
+        lines.append(markup.text(t(chosen, lang, gb=reply.min_memory_gb, shown=len(ranked))
                                  if reply.min_memory_gb else t("quote_options_chosen_cheapest", lang,
                                                                shown=len(ranked))))
     for request, quote in ranked:
@@ -82,6 +83,8 @@ def render_fit_reply(reply: FitReply, markup: Markup = PLAIN) -> str:
     lang = reply.lang
     if reply.error is not None:
         return render_fit_error(reply.error, lang, markup) + "\n\n" + markup.text(t("fit_usage", lang))
+    if reply.largest:
+        return render_largest(reply, markup)
     if len(reply.results) == 1:
         return render_fit(reply.results[0], lang, markup, currency=reply.currency)
     lines = [markup.bold(t("fit_side_by_side_title", lang))]
@@ -92,6 +95,28 @@ def render_fit_reply(reply: FitReply, markup: Markup = PLAIN) -> str:
                                           usable=f"{result.usable_bytes / GIB:.1f}")))
     bodies = [render_fit(result, lang, markup, currency=reply.currency) for result in reply.results]
     return "\n".join(lines) + "\n\n" + "\n\n".join(bodies)
+
+
+def render_largest(reply: FitReply, markup: Markup = PLAIN) -> str:
+    """The largest models that fit a GPU, one per weight format, each with its fit underneath."""
+    lang = reply.lang
+    gpu = reply.routing.slots.gpus[0] if reply.routing.slots.gpus else None
+    if not reply.results:
+        return markup.text(t("fit_largest_none", lang, gpu=gpu.name if gpu else "GPU"))
+    first = reply.results[0]
+    lines = [markup.bold(t("fit_largest_title", lang, count=first.request.gpu_count, gpu=first.gpu.name))]
+    for result in reply.results:
+        lines.append(markup.text("• " + t("fit_largest_line", lang, format=format_label(result.request.quant),
+                                          model=result.request.model.name,
+                                          total=f"{result.per_gpu.total / GIB:.1f}",
+                                          usable=f"{result.usable_bytes / GIB:.1f}")))
+    lines.append(markup.text(t("fit_largest_how", lang)))
+    bodies = [render_fit(result, lang, markup, currency=reply.currency) for result in reply.results]
+    return "\n".join(lines) + "\n\n" + "\n\n".join(bodies)
+
+
+def format_label(quant: str) -> str:
+    return {"bf16": "BF16", "fp16": "FP16", "q4_k_m": "GGUF Q4_K_M (4-bit)"}.get(quant, quant.upper())
 
 
 def render_quote_reply(reply: QuoteReply, markup: Markup = PLAIN) -> str:
@@ -196,6 +221,8 @@ def reply_json(reply: Reply, data: GpuData) -> dict[str, Any]:
         document["options"] = [{"label": option.label, "value": option.value} for option in reply.options]
     if isinstance(reply, FitReply) and reply.results:
         document["fit"] = [result_json(result, reply.lang) for result in reply.results]
+    if isinstance(reply, FitReply) and reply.largest:
+        document["largest"] = True  # the results are the largest models that fit, one per weight format
     if isinstance(reply, QuoteReply) and reply.quote is not None:
         document["quote"] = {"total": str(reply.quote.total), "currency": reply.quote.currency,
                              "command": "/quote " + quote_command(reply)}

@@ -27,7 +27,7 @@ from infra.markup import HTML
 async def send_reply(message: Message, bot: Bot, reply: Reply, data: GpuData,
                      rich: RichReplies | None = None) -> None:
     """Send a reply that is not a glossary answer."""
-    if isinstance(reply, FitReply) and len(reply.results) == 1 and reply.error is None:
+    if isinstance(reply, FitReply) and len(reply.results) == 1 and reply.error is None and not reply.largest:
         await send_fit_result(message, bot, reply.results[0], reply.lang, reply.currency, rich=rich)
         return
     report: Report | None = None

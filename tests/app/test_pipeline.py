@@ -457,7 +457,8 @@ async def test_an_out_of_memory_story_with_a_gpu_is_a_glossary_question_not_its_
     assert isinstance(reply, GlossaryReply), reply
 
 
-@pytest.mark.parametrize("text", ["kubernetes умеет работать с видеокартами?", "как понять, что видеокарта простаивает?",
+@pytest.mark.parametrize("text", ["kubernetes умеет работать с видеокартами?",
+                                  "как понять, что видеокарта простаивает?",
                                   "can docker containers use the gpu or do i need a vm?",
                                   "when i rent an instance do i get root access to the whole machine?"])
 async def test_a_question_about_a_thing_near_gpus_is_not_the_price_list(pipeline: ReplyPipeline, text: str) -> None:
@@ -478,3 +479,27 @@ async def test_the_price_list_asked_of_us_stays_the_price_list(pipeline: ReplyPi
     "is there a name for splitting one gpu between several small jobs?"])
 async def test_the_name_of_a_thing_asked_is_a_glossary_question(pipeline: ReplyPipeline, text: str) -> None:
     assert isinstance(await pipeline.reply(text), GlossaryReply)
+
+
+@pytest.mark.parametrize(("text", "gb"), [("I need 640GB of VRAM for a week. what do you recommend and how much?", 640),
+                                          ("нужно 500 гб видеопамяти на месяц, сколько выйдет?", 500)])
+async def test_more_memory_than_any_gpu_with_no_count_is_a_total_priced_as_sets_of_gpus(
+        pipeline: ReplyPipeline, text: str, gb: int) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, QuoteReply) and reply.memory_in_total and reply.chosen and len(reply.options) >= 2, reply
+    for _, quote in reply.options:
+        memory = pipeline.data.gpus.get(quote.gpu_id).memory_gb
+        # enough memory together, and no card more than it takes; one server's worth of cards at most
+        assert quote.gpu_count * memory >= gb > (quote.gpu_count - 1) * memory and quote.gpu_count <= 8, quote
+    assert str(gb) in render_text(reply, pipeline.data)
+
+
+@pytest.mark.parametrize("text", ["what's the biggest model i can run on a 4090?", "какие модели потянет l40s?",
+                                  "у меня 16 гигов видеопамяти, какую самую большую ламу я могу запустить?",
+                                  "what can i run on 8x h100?"])
+async def test_which_model_a_gpu_runs_is_the_fit_the_other_way_round(pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, FitReply) and reply.largest and reply.results, reply
+    assert all(result.fits for result in reply.results)
+    shown = render_text(reply, pipeline.data)
+    assert all(result.request.model.name in shown for result in reply.results)
