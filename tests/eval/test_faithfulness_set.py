@@ -85,7 +85,7 @@ def test_coverage(eval_set: FaithfulnessSet) -> None:
     assert sum(i.rental for i in items) >= 10
     assert kinds["comparison"] >= 10
     assert sum(bool(i.history) for i in items) >= 10
-    assert 12 <= kinds["out_of_scope"] <= 20
+    assert 0.05 * len(items) <= kinds["out_of_scope"] <= 0.12 * len(items)  # refusals asked, but not mostly
     assert sum(i.yes_no is not None for i in items) >= 15
     assert sum(bool(i.catalog) for i in items) >= 15  # numbers that must come from the catalog
     for lang in ("ru", "en"):
@@ -94,7 +94,8 @@ def test_coverage(eval_set: FaithfulnessSet) -> None:
 
 def test_shape_of_every_item(eval_set: FaithfulnessSet) -> None:
     for item in eval_set.items:
-        assert item.id.startswith(f"{item.lang}-{item.kind}-"), item.id
+        # the merged probe's ids name the probe, not the kind (tests/eval/test_faithfulness_probe.py checks it)
+        assert item.id.startswith(f"{item.lang}-{item.kind if item.part == 'core' else item.part}-"), item.id
         assert (item.kind == "out_of_scope") == (item.expect == "refuse"), item.id
         assert (item.kind == "follow_up") <= bool(item.history), item.id
         assert item.question.strip() and all(h.strip() for h in item.history), item.id
@@ -131,10 +132,11 @@ def test_every_label_can_be_satisfied_by_a_correct_answer(eval_set: Faithfulness
                                                           glossary: list[GlossaryEntry],
                                                           facts: dict[str, str]) -> None:
     """Items the Russian glossary text cannot vouch for (English, catalog figures, paraphrases) have a
-    hand-written correct answer; each must score correct against its own sources and catalog facts."""
+    hand-written correct answer; each must score correct against its own sources and catalog facts. (The
+    merged probe's labels are checked against the glossary's own text in test_faithfulness_probe.py.)"""
     answers = load(Answers, REFERENCE_ANSWERS).root
-    needed = {i.id for i in eval_set.items
-              if i.expect == "answer" and (i.lang == "en" or i.catalog or i.kind == "paraphrase")}
+    needed = {i.id for i in eval_set.items if i.part == "core"
+              and i.expect == "answer" and (i.lang == "en" or i.catalog or i.kind == "paraphrase")}
     assert needed <= set(answers), sorted(needed - set(answers))
     failing = {}
     for item_id, answer in answers.items():
