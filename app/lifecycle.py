@@ -160,8 +160,10 @@ END = _re(r"законч|заканчива|кончит|кончает|исте
           r"\bend\s+of\b|\bfinish")
 # a share of one GPU: a MIG slice, half a card, a fraction («кусок H100», "half an A100", "0.5 gpu")
 FRACTION = _re(r"\bкус(ок|оч\w*|ки)\s+(\w+\s+)?(карт|gpu|гпу|видеокарт|видюх|[ahlb]\d|rtx)|"
-               r"\bчаст\w*\s+(одной\s+)?(карт|gpu|гпу|видеокарт|[ahl]\d)|половин\w*\s+(\w+\s+)?"
-               r"(карт|gpu|гпу|видеокарт|[ahl]\d)|\bдол(ю|я)\s+(\w+\s+)?(карт|gpu|гпу)|\bmig\b|\bслайс|\bslices?\b|"
+               r"\bчаст\w*\s+(одной\s+)?(карт|gpu|гпу|видеокарт|[ahl]\d)|"
+               r"\bпол[\s-]*(карт\w*\s+)?(карт|видеокарт|видюх|gpu|гпу|[ahl]\d)|"  # «пол карты», «полкарты h100»
+               r"(половин\w*|четверт\w*|\bтреть\w*)\s+(\w+\s+)?(карт|gpu|гпу|видеокарт|[ahl]\d)|"
+               r"\bдол(ю|я)\s+(\w+\s+)?(карт|gpu|гпу)|\bmig\b|\bслайс|\bslices?\b|"
                r"\bfraction\w*|\bhalf\s+(an?\s+|of\s+an?\s+)?(gpu|card|[ahl]\d)|\bpartial\s+gpu|\bshared\s+gpu|"
                r"\bvgpu\b|\b0[.,]\d+\s*(x\s*)?(gpu|[ahl]\d)|\bpart\s+of\s+(an?\s+|one\s+)?(gpu|card|[ahl]\d)")
 RENT_VERB = _re(r"ар[еи]нд|\brent|\bbook|взять|снять|купить|\bbuy|\bget\b|дадите|даёте|даете|можно|\bcan\s+i|"

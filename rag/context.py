@@ -53,6 +53,10 @@ _COMPARISONS = (
     re.compile(r"(?i)^(?P<x>[^?]+?)\s+(?:или|or)\s+(?P<y>[^?,]+?)\s*[?,:]"),
 )
 _SIDE_START = re.compile(r"^.*(:|\s[—–]\s)\s*")
+# a left "side" that is only the question («что лучше», "which is better"): the name comes after it
+_ASKS_WHICH = re.compile(r"(?i)^(что|кто|какой|какая|какое|какую|which|what('?s|\s+is)?)(\s+(one|is|же))?"
+                         r"(\s+(лучше|выбрать|брать|взять|быстрее|дешевле|выгоднее|better|faster|cheaper|best"
+                         r"|to\s+(choose|pick|use|take)))?$")
 _SIDE_FILLER = re.compile(r"(?i)^(the|a|an|как|how)\s+|\s+(в\s+ч[её]м\s+разница|difference|разница)$")
 # where a side's name ends: a clause ("…, обоим нужен loss scaling?", "… - do both need…") or a circumstance
 _SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s).*$")
@@ -120,6 +124,10 @@ def comparison_sides(question: str) -> tuple[str, str] | None:
             left_text = _SIDE_START.sub("", match.group("x")) or match.group("x")
             left = _SIDE_FILLER.sub("", _SIDE_END.sub("", left_text).strip(" ,.:;«»\"'")).strip()
             right = _SIDE_FILLER.sub("", _SIDE_END.sub("", match.group("y")).strip(" ,.:;«»\"'")).strip()
+            if _ASKS_WHICH.match(left) or not left:
+                # "что лучше для инференса vllm или tgi?": the question and its circumstance come first, the
+                # left side's name last, as long as the right one
+                left = " ".join(left_text.strip(" ,.:;«»\"'?").split()[-len(right.split()):]) if right else ""
             if left and right and left.lower() != right.lower() and len(left) <= 60 and len(right) <= 60:
                 return left, right
     return None

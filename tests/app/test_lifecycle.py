@@ -353,13 +353,17 @@ def test_spot_paid_in_advance_is_the_spot_rule(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["что такое MIG и можно арендовать кусок H100?", "can I rent half an A100?",
-                                  "do you offer MIG slices?", "можно взять 0.5 gpu?", "можно взять кусочек карты?"])
+                                  "do you offer MIG slices?", "можно взять 0.5 gpu?", "можно взять кусочек карты?",
+                                  "можно арендовать пол карты h100?", "можно полкарты a100 взять?",
+                                  "можно снять четверть a100?"])
 def test_a_share_of_a_gpu_asked_for_rent_is_the_whole_gpus_rule(text: str) -> None:
     assert lifecycle_topic(text) == "whole_gpus"
 
 
 @pytest.mark.parametrize("text", ["what is MIG?", "что такое MIG", "часть модели на GPU, часть на CPU — это offload?",
-                                  "можно сделать, чтобы ответ печатался по кусочкам, а не весь сразу?"])
+                                  "можно сделать, чтобы ответ печатался по кусочкам, а не весь сразу?",
+                                  "можно арендовать h100 на полдня?", "сколько стоит полгода h100?",
+                                  "можно взять полный a100?"])
 def test_mig_or_a_part_not_asked_for_rent_is_not_the_whole_gpus_rule(text: str) -> None:
     assert lifecycle_topic(text) != "whole_gpus"
 

@@ -26,6 +26,10 @@ from tests.conftest import DATA_DIR
     ("сравни vLLM и TGI", ("vLLM", "TGI")),
     ("что лучше для инференса: vLLM или TGI?", ("vLLM", "TGI")),
     ("bf16 или fp16 — что лучше для обучения и почему?", ("bf16", "fp16")),
+    # the question and its circumstance first, the left side's name last
+    ("что лучше для инференса vllm или tgi?", ("vllm", "tgi")),
+    ("which is better for training, a100 or h100?", ("a100", "h100")),
+    ("что лучше для обучения a100 80gb или h100 80gb?", ("a100 80gb", "h100 80gb")),
 ])
 def test_comparison_sides(question: str, sides: tuple[str, str]) -> None:
     assert comparison_sides(question) == sides
