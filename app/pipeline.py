@@ -359,6 +359,12 @@ class ReplyPipeline:
         if topic is not None and not words.payment and not has_model and not off_topic \
                 and (topic != "rent" or (words.how and not has_gpu)):
             return Decision("lifecycle")
+        # "can you book me 2 h100 starting tomorrow?", «плиз арендуй мне 4 a100»: a rental asked for with no
+        # length: for how long (then the quote and its Rent button)
+        counted = slots.count is not None or any(gpu.count for gpu in slots.gpus)
+        if has_gpu and counted and not has_duration and not has_model and words.rent_request \
+                and not words.strong_fit and not words.rate and not off_topic:
+            return Decision("clarify", missing="duration")
         rules = self.intents.rules.match(text)
         if rules:
             # "can I pause an instance and not pay?": the glossary's rule is about a paid period; an hourly

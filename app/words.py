@@ -68,6 +68,7 @@ class Signals:
         self.asks_us = bool(ASKS_US.search(text)) or self.rate
         self.naming = bool(NAMING.search(text))
         self.largest_model = bool(LARGEST_MODEL.search(text))
+        self.rent_request = bool(RENT_REQUEST.search(text))
         self.injection = bool(INJECTION.search(text))
         # said to us: «ты тупая железка», "you're a scam" — not "stupid question, but what is…"
         self.insult = bool(INSULT.search(text) and INSULT_TARGET.search(text))
@@ -152,6 +153,10 @@ LARGEST_MODEL = re.compile(
     r"|\b(как(ую|ие|ой|ая|ое)|сам(ую|ая|ые|ое|ой)\s+(больш|крупн|мощн)\w*)\s+(\w+\s+){0,3}"
     r"(модел\w*|лам\w*|ллам\w*|llm|ллм\w*|нейронк\w*|нейросет\w*|кв[еэ]н\w*|qwen|llama)"
     r"|\bчто\s+(можно\s+)?(запустить|поднять|крутить|гонять)\b|\bмодел\w*\s+какого\s+размера\b)")
+# a rental asked for, not a question about it: "can you book me 2 h100", «плиз арендуй мне 4 a100», "i need 2 h100"
+RENT_REQUEST = re.compile(
+    r"(?i)\b(rent|book|reserve|арендуй\w*|арендовать|арендую|арендуем|забронир\w*|бронир\w*|сними|снять|need|want"
+    r"|wanna|хочу|хотим|нужн\w+|надо|i'?d\s+like|дайте|дай)\b")
 # «есть ли b200?», "got any h200s?": whether a GPU is to be had
 HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")
 # "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»

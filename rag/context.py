@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 
 from rag.glossary import GlossaryEntry
 from rag.retrieval.retriever import Hit, SearchResult
+from rag.subject import names_subject
 from rag.text import compact
 
 # On the in-scope eval questions, every one whose runner-up concept scored under 0.6 of the first hit had
@@ -203,7 +204,12 @@ def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry
     for side in sides:
         query = previous if previous and _ANAPHOR.match(side) else side
         result = retriever.search(query, 3)
-        concepts.append(result.hits[0].entry.concept if result.in_scope and result.hits else None)
+        concept = result.hits[0].entry.concept if result.in_scope and result.hits else None
+        # "tensorrt" finds «Tensor»: a concept that is not the side named is no side of the comparison
+        if concept is not None and query is side and len(side.split()) <= 3 \
+                and not names_subject(side, concept_entries(all_entries, concept)):
+            concept = None
+        concepts.append(concept)
     if concepts[0] is None and concepts[1] is None:
         return None
     side_keys = [side.lower() for side in sides]

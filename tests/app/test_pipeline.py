@@ -503,3 +503,10 @@ async def test_which_model_a_gpu_runs_is_the_fit_the_other_way_round(pipeline: R
     assert all(result.fits for result in reply.results)
     shown = render_text(reply, pipeline.data)
     assert all(result.request.model.name in shown for result in reply.results)
+
+
+@pytest.mark.parametrize("text", ["can you book me 2 h100 starting tomorrow?", "плиз арендуй мне 4 a100",
+                                  "reserve 8 h200 please", "i need 2 h100"])
+async def test_a_rental_asked_for_with_no_length_asks_for_how_long(pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, ClarifyReply) and reply.missing == "duration", reply

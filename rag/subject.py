@@ -1,0 +1,90 @@
+"""Whether the concept retrieval found is the thing a question names.
+
+Retrieval finds the nearest concept, and for a term the glossary does not have the nearest is often one whose
+name is part of the asked one: "what is TensorRT?" finds «Tensor», «что такое gradient clipping?» finds «CLIP
+Vision». Quoted as the answer, a definition of another thing reads as this thing's definition: a wrong answer.
+A term written in Latin letters (most of the field's names are) is checked against the concept's names and
+text; a Russian one is not (its inflections would make a mismatch of a match).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rapidfuzz.distance import DamerauLevenshtein
+
+from rag.glossary import GlossaryEntry
+from rag.text import compact, fold
+
+# "what is tensorrt?", «что такое gradient clipping и зачем он нужен?»: the subject after the question's lead
+_SUBJECT = re.compile(
+    r"(?i)^\s*(?:(?:а|и|ну|and|so|ok|okay|then),?\s+)?(?:что\s+(?:такое|это\s+такое|это|значит|означает)"
+    r"|what\s+(?:is|are|'s)|what's|define|explain\s+(?:what\s+)?|tell\s+me\s+about|meaning\s+of|definition\s+of"
+    r"|расскажи(?:те)?\s+(?:о|об|про))\s+(?:an?\s+|the\s+)?(?P<subject>.+?)\s*\??\s*$")
+# where the subject ends: a clause, a second question ("… and do i need it?"), a circumstance
+_SUBJECT_END = re.compile(r"(?i)\s*([,;:(?]|\s[-–—]\s|\s(and|и|а|или|or|for|для|in|в|при|when|когда|do|does|"
+                          r"is|are|vs\.?|versus|нужен|нужна|нужно|зачем|why|how)\s).*$")
+_LATIN = re.compile(r"^[a-z0-9][a-z0-9 .+_/\-]*$")
+# a Russian word in Latin letters ("diarizatsiya", "kvantizatsiya"): not a Latin name, not checked here
+_TRANSLIT = re.compile(r"(zh|kh|shch|ts[iy]|ch[ae])|(iya|ya|iye|yi|nost|ovka|tsya)$")
+# "what is fp8 used for", "what is the l40s good for", "what is the difference between x and y": no subject
+_NOT_A_SUBJECT = re.compile(r"(?i)^(difference|differences|разница|отличие)\b|\s(vs\.?|versus|или|or)\s")
+_PURPOSE = re.compile(r"(?i)\s+(good|used|useful|needed|necessary|best|meant|for)\b.*$")
+_TOKEN = re.compile(r"[a-z0-9]+")
+SIMILAR = 0.8  # "cahce" is "cache" (one transposition), "tensorrt" is not "tensor"
+# words beside a name that still ask about it ("mixed precision training", "kv cache size"); any other word
+# makes another thing ("gradient clipping" is not «Gradient»)
+_GENERIC = frozenset({"training", "train", "inference", "model", "models", "size", "memory", "mode", "method",
+                      "technique", "format", "in", "on", "of", "for", "with", "pytorch", "gpu", "gpus", "llm",
+                      "llms", "ml", "ai", "deep", "learning", "the", "a", "an", "s", "support", "usage", "use"})
+
+
+def definition_subject(question: str) -> str | None:
+    """The term a definition question asks about ("tensorrt" in "what is tensorrt?"), if it says one."""
+    match = _SUBJECT.match(" ".join(question.split()))
+    if match is None:
+        return None
+    if _NOT_A_SUBJECT.search(match.group("subject")):
+        return None
+    subject = _PURPOSE.sub("", _SUBJECT_END.sub("", match.group("subject"))).strip(" ,.:;«»\"'?!")
+    return subject if 0 < len(subject) <= 60 and len(subject.split()) <= 4 else None
+
+
+def latin_term(text: str) -> bool:
+    folded = fold(text)
+    return bool(_LATIN.match(folded)) and any(ch.isalpha() for ch in text) \
+        and not any(_TRANSLIT.search(word) for word in folded.split())
+
+
+def _same(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if min(len(a), len(b)) >= 4 and DamerauLevenshtein.normalized_similarity(a, b) >= SIMILAR:
+        return True
+    # a version or generation after the name: "hbm3" is HBM, "llama3" is llama
+    return len(a.rstrip("0123456789")) >= 3 and a.rstrip("0123456789") == b.rstrip("0123456789")
+
+
+def names_subject(subject: str, entries: Sequence[GlossaryEntry]) -> bool:
+    """Whether ``entries`` (one concept's) are about ``subject``: a name of theirs is the subject, is part of
+    it or holds it ("kv cache size", "loras", "paged attention"), or every word of it is in their text. A
+    subject not in Latin letters counts as named (this check cannot read Russian inflections)."""
+    if not latin_term(subject) or not entries:
+        return True
+    asked = _TOKEN.findall(fold(subject))
+    if not asked:
+        return True
+    for entry in entries:
+        for name in entry.names:
+            if compact(name) and _same(compact(subject), compact(name)):
+                return True
+            tokens = _TOKEN.findall(fold(name))
+            extra = [a for a in asked if not any(_same(t, a) for t in tokens)]
+            if tokens and all(any(_same(t, a) for a in asked) for t in tokens) \
+                    and all(word in _GENERIC for word in extra):
+                return True  # the name, and words that keep it the same thing
+            if tokens and all(any(_same(a, t) for t in tokens) for a in asked):
+                return True  # part of the name ("paged" of PagedAttention is not asked alone often, "lora")
+    text = set(_TOKEN.findall(fold(" ".join(entry.passage() for entry in entries))))
+    return all(any(_same(a, t) for t in text) for a in asked)

@@ -1,0 +1,74 @@
+"""A definition is answered only with the concept the question names: "what is TensorRT?" is not «Tensor»."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.views.answer import answer_text
+from infra.settings import REPO_ROOT
+from rag.answering.answerer import Answerer
+from rag.answering.events import Answer, Done
+from rag.glossary import GlossaryEntry, load_glossary
+from rag.subject import definition_subject, names_subject
+from tests.rag.support import shared_retriever
+
+GLOSSARY = load_glossary(REPO_ROOT / "data")
+
+
+def concept(key: str) -> list[GlossaryEntry]:
+    return [entry for entry in GLOSSARY if entry.concept == key]
+
+
+@pytest.mark.parametrize(("question", "subject"), [
+    ("what is tensorrt?", "tensorrt"), ("что такое gradient clipping?", "gradient clipping"),
+    ("what is wandb and do I need it?", "wandb"), ("what is the L40S good for", "L40S"),
+    ("what is FP8 used for", "FP8"), ("What is the difference between LoRA and QLoRA?", None),
+    ("how does nvlink work?", None),
+])
+def test_the_subject_of_a_definition_question(question: str, subject: str | None) -> None:
+    assert definition_subject(question) == subject
+
+
+@pytest.mark.parametrize(("subject", "key"), [
+    ("kv cache", "kv-cache"), ("kv cahce", "kv-cache"), ("loras", "lora"), ("hbm3", "hbm"),
+    ("mixed precision training", "mixed-precision"), ("paged attention", "pagedattention"),
+    ("kv cache size", "kv-cache"), ("FSDP", "fsdp"), ("квантизация", "quantization"),
+    ("diarizatsiya", "diarization"),  # Russian in Latin letters: not checked
+])
+def test_a_concept_names_its_own_subject_in_any_spelling(subject: str, key: str) -> None:
+    assert names_subject(subject, concept(key))
+
+
+@pytest.mark.parametrize(("subject", "key"), [("tensorrt", "tensor"), ("gradient clipping", "gradient"),
+                                              ("gradient clipping", "clip-vision"), ("wandb", "clip-vision")])
+def test_a_concept_whose_name_is_only_part_of_the_subject_does_not_name_it(subject: str, key: str) -> None:
+    assert not names_subject(subject, concept(key))
+
+
+async def answer(question: str) -> Answer:
+    answerer = Answerer(shared_retriever(), None, generate=False)
+    events = [event async for event in answerer.answer(question, None)]
+    assert isinstance(events[-1], Done)
+    return events[-1].answer
+
+
+@pytest.mark.parametrize(("question", "term"), [("what is tensorrt?", "tensorrt"),
+                                                ("что такое gradient clipping?", "gradient clipping")])
+async def test_a_term_the_glossary_lacks_is_said_to_be_missing_not_answered_with_its_neighbour(
+        question: str, term: str) -> None:
+    found = await answer(question)
+    assert found.status == "out_of_scope" and not found.sources, found
+    assert term in answer_text(found)
+
+
+async def test_a_comparison_side_the_glossary_lacks_is_missing_and_the_other_side_quoted() -> None:
+    found = await answer("tensorrt vs vllm?")
+    assert [entry.concept for entry in found.sources] == ["vllm"], found.sources
+    assert "tensorrt" in answer_text(found)
+
+
+@pytest.mark.parametrize(("question", "key"), [("what is a kv cache?", "kv-cache"), ("что такое LoRA?", "lora"),
+                                               ("what is hbm3?", "hbm")])
+async def test_a_term_the_glossary_has_is_still_defined(question: str, key: str) -> None:
+    found = await answer(question)
+    assert found.status == "extractive" and found.sources[0].concept == key, found
