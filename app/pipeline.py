@@ -59,7 +59,7 @@ from app.router import RouteScores, SemanticRouter
 from app.slots import GpuSlot, Slots, normalise, read_slots
 from app.smalltalk import FAREWELL
 from app.words import HAVE_YOU, LISTING, QUOTED, Signals
-from gpu.compare import aspect_asked, compare_gpus
+from gpu.compare import aspect_asked, compare_gpus, fastest_rented
 from gpu.data import GpuData
 from gpu.fit.largest import family_named, largest_fitting
 from gpu.fit.request import CLOSED_MODEL, FitInputError
@@ -122,6 +122,7 @@ class Decision:
     billing: BillingTopic | None = None  # a rule question about how time is billed (app.lifecycle)
     lifecycle: LifecycleTopic | None = None  # the topic a lifecycle answer takes when the wording alone does not say
     largest: bool = False  # a fit asked the other way round: the largest models the GPU runs
+    fastest: bool = False  # the fastest GPUs we rent, with none named: the leaders compared
 
 
 
@@ -377,6 +378,9 @@ class ReplyPipeline:
         if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model \
                 and not ALREADY_RENTED.search(text):
             return Decision("lifecycle")
+        # "whats the fastest gpu you have?", «самая мощная карта у вас?»: the rented leaders, side by side
+        if words.fastest and not has_gpu and not has_model and not has_duration and not money:
+            return Decision("compare", fastest=True)
         # "what's the biggest model i can run on a 4090?", «какие модели потянет l40s?»: the fit the other way round
         if has_gpu and not has_model and not has_duration and not money and words.largest_model:
             return Decision("fit", largest=True)
@@ -501,7 +505,9 @@ class ReplyPipeline:
         if route == "fit":
             return self._fit(text, lang, routing)
         if route == "compare":
-            comparison = compare_gpus(self.data, slots.gpu_ids, aspect_asked(text))
+            aspect = aspect_asked(text)
+            gpu_ids = fastest_rented(self.data, aspect) if decision.fastest else slots.gpu_ids
+            comparison = compare_gpus(self.data, gpu_ids, aspect)
             return CompareReply(text, lang, routing, comparison)
         if route == "clarify":
             return self._clarify(text, lang, routing, decision.missing or "duration")

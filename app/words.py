@@ -69,6 +69,7 @@ class Signals:
         self.naming = bool(NAMING.search(text))
         self.largest_model = bool(LARGEST_MODEL.search(text))
         self.rent_request = bool(RENT_REQUEST.search(text))
+        self.fastest = bool(FASTEST.search(text))
         self.injection = bool(INJECTION.search(text))
         # said to us: «ты тупая железка», "you're a scam" — not "stupid question, but what is…"
         self.insult = bool(INSULT.search(text) and INSULT_TARGET.search(text))
@@ -157,6 +158,10 @@ LARGEST_MODEL = re.compile(
 RENT_REQUEST = re.compile(
     r"(?i)\b(rent|book|reserve|арендуй\w*|арендовать|арендую|арендуем|забронир\w*|бронир\w*|сними|снять|need|want"
     r"|wanna|хочу|хотим|нужн\w+|надо|i'?d\s+like|дайте|дай)\b")
+# the fastest GPU asked with none named ("whats the fastest gpu you have", «самая мощная карта у вас?»)
+FASTEST = re.compile(
+    r"(?i)\b(fastest|quickest|most\s+powerful|strongest|beefiest|top|best|highest[-\s]end)\s+(\w+\s+)?(gpus?|cards?|graphics\s+cards?)\b"
+    r"|\bсам(ая|ую|ые|ой|ый|ое)\s+(быстр|мощн|топов|производительн)\w*\s+(\w+\s+)?(карт|видеокарт|gpu|гпу|видюх|железк)\w*")
 # «есть ли b200?», "got any h200s?": whether a GPU is to be had
 HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")
 # "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»

@@ -135,6 +135,23 @@ def decide(gpus: Sequence[GPUSpec], aspect: Aspect) -> Verdict:
     return Verdict(aspect, basis, figures, best[0], runner_up, ratio)
 
 
+_FASTEST_BASES: dict[Aspect, tuple[Basis, ...]] = {"inference": ("bandwidth_gb_s",), "training": ("bf16_tflops",),
+                                                  "memory": ("memory_gb",),
+                                                  "general": ("bandwidth_gb_s", "bf16_tflops")}
+
+
+def fastest_rented(data: GpuData, aspect: Aspect, per_basis: int = 2) -> list[str]:
+    """The rented GPUs that lead on what ``aspect`` is decided by ("what's the fastest gpu you have?"): the
+    first ``per_basis`` by each deciding figure (bandwidth for inference, dense BF16 for training, both when
+    no job is named), in that order, each once; to be compared side by side."""
+    rented = [data.gpus.get(gpu_id) for gpu_id in data.prices.rentable_ids()]
+    chosen: list[str] = []
+    for basis in _FASTEST_BASES[aspect]:
+        ranked = sorted(rented, key=lambda spec: (-float(getattr(spec, basis) or 0), spec.id))
+        chosen.extend(spec.id for spec in ranked[:per_basis] if spec.id not in chosen)
+    return chosen
+
+
 def compare_gpus(data: GpuData, gpu_ids: Sequence[str], aspect: Aspect) -> GpuComparison:
     """The named catalog GPUs side by side with their on-demand prices, decided for ``aspect``.
 

@@ -510,3 +510,17 @@ async def test_which_model_a_gpu_runs_is_the_fit_the_other_way_round(pipeline: R
 async def test_a_rental_asked_for_with_no_length_asks_for_how_long(pipeline: ReplyPipeline, text: str) -> None:
     reply = await pipeline.reply(text)
     assert isinstance(reply, ClarifyReply) and reply.missing == "duration", reply
+
+
+@pytest.mark.parametrize("text", ["whats the fastest gpu you have", "какая самая мощная видеокарта у вас есть?",
+                                  "what's the best gpu for inference you offer?"])
+async def test_the_fastest_gpu_asked_with_none_named_compares_the_rented_leaders(pipeline: ReplyPipeline,
+                                                                                 text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CompareReply) and reply.comparison is not None, reply
+    rented = set(pipeline.data.prices.rentable_ids())
+    compared = [spec.id for spec in reply.comparison.gpus]
+    assert 2 <= len(compared) <= 4 and set(compared) <= rented
+    # none left out is faster on the figure the job is decided by
+    best = max(rented, key=lambda gpu_id: pipeline.data.gpus.get(gpu_id).bandwidth_gb_s)
+    assert best in compared

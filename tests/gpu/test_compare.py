@@ -10,7 +10,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import pytest
 
 from gpu.catalog import GPUSpec, UnknownNameError
-from gpu.compare import DECIDING_ASPECTS, aspect_asked, compare_gpus, decide
+from gpu.compare import DECIDING_ASPECTS, aspect_asked, compare_gpus, decide, fastest_rented
 from tests.conftest import gpu_data
 
 DATA = gpu_data()
@@ -182,3 +182,17 @@ def test_missing_figures_decide_nothing() -> None:
     third = _spec("third", bf16_tflops=None, fp16_tflops=50.0)
     verdict = decide((blank, other, third), "training")
     assert verdict.leader == "other" and verdict.runner_up == "third" and verdict.ratio == Decimal("2.00")
+
+
+@pytest.mark.parametrize("aspect", ["inference", "training", "memory", "general"])
+def test_the_fastest_rented_gpus_lead_on_the_figure_the_job_is_decided_by(aspect: str) -> None:
+    data = gpu_data()
+    chosen = fastest_rented(data, aspect)  # type: ignore[arg-type]
+    rented = [data.gpus.get(gpu_id) for gpu_id in data.prices.rentable_ids()]
+    assert 2 <= len(chosen) <= 4 and len(set(chosen)) == len(chosen)
+    assert set(chosen) <= {spec.id for spec in rented}
+    figures = {"inference": ["bandwidth_gb_s"], "training": ["bf16_tflops"], "memory": ["memory_gb"],
+               "general": ["bandwidth_gb_s", "bf16_tflops"]}[aspect]
+    for figure in figures:  # the leader on each deciding figure is among them
+        assert max(rented, key=lambda spec: getattr(spec, figure)).id in chosen
+    compare_gpus(data, chosen, aspect)  # type: ignore[arg-type]  # and they compare

@@ -43,6 +43,7 @@ FREE_FORM = [
     ("на 4-х картах H100 поместится llama 405b в fp8?", "llama-3.1-405b", "h100-sxm", 4, {"quant": "fp8"}),
     ("does flux dev work on a 3090", "flux.1-dev", "rtx-3090", 1, {}),
     ("можно ли обучить llama-3.2-3b на двух 4090", "llama-3.2-3b", "rtx-4090", 2, {"mode": "train"}),
+    ("a100 80gb для файнтюна llama 13b?", "custom-13b", "a100-80gb", 1, {"mode": "train"}),
     ("two h100s for llama 3.3 70b q4?", "llama-3.3-70b", "h100-sxm", 2, {"quant": "q4_k_m"}),
     ("поднять qwen2.5-72b на восьми h100 для 20 пользователей", "qwen2.5-72b", "h100-sxm", 8, {"batch": 20}),
     ("will deepseek r1 run on a couple of h200s", "deepseek-r1", "h200", 2, {}),
