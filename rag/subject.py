@@ -88,3 +88,16 @@ def names_subject(subject: str, entries: Sequence[GlossaryEntry]) -> bool:
                 return True  # part of the name ("paged" of PagedAttention is not asked alone often, "lora")
     text = set(_TOKEN.findall(fold(" ".join(entry.passage() for entry in entries))))
     return all(any(_same(a, t) for t in text) for a in asked)
+
+
+def subject_first(question: str, entries: Sequence[GlossaryEntry]) -> tuple[list[GlossaryEntry], str | None]:
+    """A definition question's context with the concept that names its subject first, or the subject the
+    context has no concept for (then the glossary lacks it: a definition of another thing is no answer)."""
+    subject = definition_subject(question)
+    if subject is None:
+        return list(entries), None
+    for concept in dict.fromkeys(entry.concept for entry in entries):
+        own = [entry for entry in entries if entry.concept == concept]
+        if names_subject(subject, own):
+            return [*own, *(entry for entry in entries if entry.concept != concept)], None
+    return list(entries), subject

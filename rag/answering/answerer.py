@@ -68,7 +68,6 @@ from rag.answering.prompt import Turn, build_messages
 from rag.answering.quoting import VERBATIM, answering, current_renderings, quoted_answer
 from rag.context import (
     Retriever,
-    concept_entries,
     elliptical_subject,
     is_definition_question,
     looks_like_follow_up,
@@ -78,7 +77,7 @@ from rag.glossary import GlossaryEntry
 from rag.language import Lang, detect_lang
 from rag.retrieval.retriever import SearchResult
 from rag.rules import Caveat
-from rag.subject import definition_subject, names_subject
+from rag.subject import subject_first
 from rag.verification.renderings import Rendering
 from rag.verification.sentences import SentenceCheck, SentenceVerifier
 from rag.verification.stream import SentenceStream
@@ -272,15 +271,10 @@ class Answerer:
                 header = [*(Phrase.of("answer_comparison_missing", side=side) for side in comparison.missing),
                           VERBATIM]
         elif is_definition_question(question) and not follow_up:
-            subject = definition_subject(question)
-            if subject is not None:
-                # "what is tensorrt?" finds «Tensor»: a definition of another thing is no answer to it
-                named = [concept for concept in dict.fromkeys(entry.concept for entry in entries)
-                         if names_subject(subject, concept_entries(entries, concept))]
-                if not named:
-                    return refusal(lang, Phrase.of("answer_term_missing", term=subject))
-                entries = [*concept_entries(entries, named[0]), *(e for e in entries if e.concept != named[0])]
-            quotes = definition_quotes(entries, question)
+            named, missing = subject_first(question, entries)  # "what is tensorrt?" is not «Tensor»
+            if missing is not None:
+                return refusal(lang, Phrase.of("answer_term_missing", term=missing))
+            quotes = definition_quotes(named, question)
         elif subject is not None:
             found = await self._search(subject)
             quotes = definition_quotes([hit.entry for hit in found.hits], subject) if found.in_scope else []
