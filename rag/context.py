@@ -200,6 +200,7 @@ def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry
     sides = comparison_sides(question)
     if sides is None:
         return None
+    sides = _shared_head(retriever, all_entries, sides)
     concepts: list[str | None] = []
     for side in sides:
         query = previous if previous and _ANAPHOR.match(side) else side
@@ -231,6 +232,23 @@ def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry
     if not (left and right) and not joint and not (missing and (left or right)):
         return None
     return Comparison(left, right, joint, missing)
+
+
+def _shared_head(retriever: Retriever, all_entries: Sequence[GlossaryEntry], sides: tuple[str, str],
+                 ) -> tuple[str, str]:
+    """"tensor and pipeline parallelism": the right side's last words are the left's too, when the left with
+    them is a concept that names it ("tensor parallelism", not «Tensor»); "lora and full fine-tuning" stays
+    "lora" (no concept is "lora fine-tuning")."""
+    left, right = sides
+    words_right = right.split()
+    if len(left.split()) != 1 or len(words_right) < 2:
+        return sides
+    joined = f"{left} {' '.join(words_right[1:])}"
+    result = retriever.search(joined, 3)
+    if not (result.in_scope and result.hits):
+        return sides
+    concept = result.hits[0].entry.concept
+    return (joined, right) if names_subject(joined, concept_entries(all_entries, concept)) else sides
 
 
 def question_kind(question: str) -> QuestionKind:

@@ -37,7 +37,8 @@ SIMILAR = 0.8  # "cahce" is "cache" (one transposition), "tensorrt" is not "tens
 # makes another thing ("gradient clipping" is not «Gradient»)
 _GENERIC = frozenset({"training", "train", "inference", "model", "models", "size", "memory", "mode", "method",
                       "technique", "format", "in", "on", "of", "for", "with", "pytorch", "gpu", "gpus", "llm",
-                      "llms", "ml", "ai", "deep", "learning", "the", "a", "an", "s", "support", "usage", "use"})
+                      "llms", "ml", "ai", "deep", "learning", "the", "a", "an", "s", "support", "usage", "use",
+                      "full", "whole"})
 
 
 def definition_subject(question: str) -> str | None:

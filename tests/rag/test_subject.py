@@ -8,6 +8,7 @@ from app.views.answer import answer_text
 from infra.settings import REPO_ROOT
 from rag.answering.answerer import Answerer
 from rag.answering.events import Answer, Done
+from rag.context import resolve_comparison
 from rag.glossary import GlossaryEntry, load_glossary
 from rag.subject import definition_subject, names_subject
 from tests.rag.support import shared_retriever
@@ -72,3 +73,13 @@ async def test_a_comparison_side_the_glossary_lacks_is_missing_and_the_other_sid
 async def test_a_term_the_glossary_has_is_still_defined(question: str, key: str) -> None:
     found = await answer(question)
     assert found.status == "extractive" and found.sources[0].concept == key, found
+
+
+@pytest.mark.parametrize(("question", "left", "right"), [
+    ("explain the difference between tensor and pipeline parallelism", "tensor-parallelism", "pipeline-parallelism"),
+    ("чем отличается тензорный от конвейерного параллелизма?", "tensor-parallelism", "pipeline-parallelism"),
+    ("difference between ddp and fsdp", "ddp", "fsdp"),
+])
+def test_a_head_word_the_sides_share_is_read_into_the_left_one(question: str, left: str, right: str) -> None:
+    found = resolve_comparison(shared_retriever(), GLOSSARY, question)
+    assert found is not None and found.left[0].concept == left and found.right[0].concept == right, found
