@@ -58,6 +58,7 @@ from app.reply import (
 from app.router import RouteScores, SemanticRouter
 from app.slots import GpuSlot, Slots, normalise, read_slots
 from app.smalltalk import FAREWELL
+from app.translit import latin_words, russian_in_latin, to_cyrillic
 from app.words import HAVE_YOU, LISTING, QUOTED, Signals
 from gpu.compare import aspect_asked, compare_gpus, fastest_rented
 from gpu.data import GpuData
@@ -67,9 +68,11 @@ from gpu.fit.service import FitService
 from gpu.quote.duration import format_amount
 from gpu.quote.request import QuoteInputError
 from gpu.quote.service import QuoteService
+from infra.datafile import DataFile
 from infra.i18n import Lang, Phrase
 from rag.answering.prompt import Turn
 from rag.context import is_definition_question
+from rag.glossary import Glossary
 from rag.language import detect_lang, is_why_question
 from rag.text import is_russian_word
 
@@ -103,6 +106,12 @@ Route = Literal["fit", "quote", "clarify", "price", "compare", "spec", "rule", "
                 "glossary", "refusal"]
 
 
+# a name in Latin letters (not the bot's own words: "help", "start", "bot")
+NAMED_THING = re.compile(
+    r"(?i)\b(?!(?:help|start|menu|bot|hi|hello|hey|ok|thanks?|thx|pls|please)\b)[a-z][a-z0-9_.+-]{2,}")
+# the hardware a question names in general words ("why does llama 70b need 2 gpus?"): a fit question
+GPU_WORDS = re.compile(r"(?i)\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|видеокарт|видюх|\bvram\b|памят|\bmemory\b"
+                       r"|\bgb\b|\bгб\b|\bгиг\w*")
 # what a model needs: its memory, the GPU for it
 SIZING = re.compile(r"(?i)\bvram\b|\bmemory\b|памят|видеопамят|\bwhich\s+gpu|\bwhat\s+gpu|"
                     r"какая\s+(карта|видеокарта|gpu)|\bhow\s+many\s+gpus?|сколько\s+(карт|gpu|гпу|видеокарт)|"
@@ -123,6 +132,7 @@ class Decision:
     lifecycle: LifecycleTopic | None = None  # the topic a lifecycle answer takes when the wording alone does not say
     largest: bool = False  # a fit asked the other way round: the largest models the GPU runs
     fastest: bool = False  # the fastest GPUs we rent, with none named: the leaders compared
+    about: str | None = None  # what a refusal names ("vllm 0.4.2")
 
 
 
@@ -152,13 +162,33 @@ KNOWN_SLANG = frozenset({"видюха", "видюхи", "видюху", "вид
 
 
 class ReplyPipeline:
-    def __init__(self, data: GpuData, fit: FitService, quotes: QuoteService, intents: IntentClassifier) -> None:
+    def __init__(self, data: GpuData, fit: FitService, quotes: QuoteService, intents: IntentClassifier,
+                 glossary: DataFile[Glossary] | None = None) -> None:
         self.data = data
+        self.glossary = glossary  # its Latin words stay Latin in a Russian message typed in Latin letters
+        self._latin: tuple[object, frozenset[str]] | None = None
         self.fit = fit
         self.quotes = quotes
         self.intents = intents
         self.router: SemanticRouter | None = None
         self.encode: Callable[[str], object] | None = None  # the retriever's cached query embedding
+
+    def read_as_written(self, text: str) -> str:
+        """The message with its spacing evened out, and Russian typed in Latin letters («chto takoe
+        pereobuchenie?») spelled in Cyrillic: it is Russian, routed by its Russian words and answered in Russian."""
+        text = " ".join(text.split())
+        names = self._latin_words()
+        return to_cyrillic(text, names) if russian_in_latin(text, names) else text
+
+    def _latin_words(self) -> frozenset[str]:
+        """The names to keep in Latin letters: the catalogs' and the Russian glossary's own Latin words."""
+        entries = self.glossary.get() if self.glossary is not None else None
+        if self._latin is None or self._latin[0] is not entries:
+            texts = [name for spec in self.data.gpus.all() for name in (spec.id, spec.name, *spec.aliases)]
+            texts += [name for model in self.data.models.all() for name in (model.id, model.name, *model.aliases)]
+            texts += [text for entry in entries or () for text in (*entry.names, entry.definition)]
+            self._latin = (entries, latin_words(texts))
+        return self._latin[1]
 
     def attach_router(self, router: SemanticRouter, encode: Callable[[str], object]) -> None:
         self.router, self.encode = router, encode
@@ -180,7 +210,7 @@ class ReplyPipeline:
     async def reply(self, text: str, *, history: Sequence[Turn] = (), lang: Lang | None = None) -> Reply:
         """The reply to one message. ``history``: the conversation's turns, oldest first (read once by the
         caller's conversation store); ``lang``: the user's chosen language, else the message's."""
-        text = " ".join(text.split())
+        text = self.read_as_written(text)
         reply_lang: Lang = lang or detect_lang(text)
         bad = self.bad_input(text)
         if bad is not None:
@@ -199,7 +229,7 @@ class ReplyPipeline:
 
     def route(self, text: str, previous: Sequence[str] = ()) -> tuple[Decision, Slots, RouteScores | None]:
         """The decision alone (the routing benchmark and ``--json`` use it)."""
-        text = " ".join(text.split())
+        text = self.read_as_written(text)
         if self.bad_input(text) is not None:
             return Decision("refusal", refusal="bad_input"), Slots(), None
         slots = read_slots(text, self.fit)
@@ -310,6 +340,12 @@ class ReplyPipeline:
             return Decision("smalltalk", smalltalk="farewell")  # «пока»: not a greeting to introduce the bot to
         if ABOUT_THE_BOT.search(text) and not words.insult and not has_gpu and not has_model and not has_duration:
             return Decision("smalltalk", smalltalk="help")  # what this bot is and does
+        # a fault or build of one program's version («vllm 0.4.2 падает…»), a release date or a future price: in
+        # no glossary and no catalog (an OOM is the fit's question, a GPU we rent is the price list's)
+        if words.version_trouble and not has_model and not has_duration:
+            return Decision("refusal", refusal="versions", about=words.version_trouble)
+        if words.release and not has_gpu and not has_model and not has_duration:
+            return Decision("refusal", refusal="releases")
         if slots.years is not None and not has_duration and (has_gpu or money or words.rental):
             return Decision("quote")  # "for 500 years": the quote engine's limit says why not
         # a closed model's memory or a GPU to run it («сколько видеопамяти нужно для gpt-4o»): the fit says why
@@ -389,6 +425,11 @@ class ReplyPipeline:
         if has_model and words.model_fact and not has_gpu and not has_duration and not money \
                 and not SIZING.search(text):
             return Decision("glossary")
+        # a model as the context of a question about how or with what («47b, а по скорости как 13b. как так?»,
+        # "copy the pose from a photo, what does that in stable diffusion?"): no hardware asked, no fit to compute
+        if has_model and (words.explain or words.technique or words.naming) and not has_gpu and not has_duration \
+                and not money and not words.strong_fit and not SIZING.search(text) and not GPU_WORDS.search(text):
+            return Decision("glossary")
         # the router hears a glossary question and it asks how or why: a GPU or model named in passing is
         # context («учим на a100 в fp16, лезут nan — что даст bf16?»), not the question
         if sem == "glossary":
@@ -467,6 +508,11 @@ class ReplyPipeline:
         if semantic is not None and not has_gpu and not has_model:
             # a long how/why question mentioning "бот" is about a concept, not small talk with us
             long_question = words.explain and len(text.split()) > 10
+            # what this bot does is asked of it («что ты умеешь», "what can you do", "help"); a longer question
+            # about bots or models in general («как бот находит нужный кусок документа…») asks about a concept
+            # as is a how-to of a named thing («как пользоваться optuna?»)
+            long_question = long_question or (sem == "help" and not words.addressed
+                                              and (len(text.split()) > 5 or NAMED_THING.search(text) is not None))
             if sem in SMALL_TALK and semantic.score >= SMALL_TALK_MIN_SCORE and not long_question \
                     and words.lead(sem, SMALL_TALK) >= CLEAR_MARGIN \
                     and not QUOTED.search(text):  # "translate 'good morning'": quoted words are not said to us
@@ -475,7 +521,9 @@ class ReplyPipeline:
                 return Decision("refusal", refusal="off_topic")
             if sem == "price" and words.lead(sem) >= CLEAR_MARGIN and words.rental and words.asks_us:
                 return Decision("price")
-        if has_gpu and sem in ("spec", "compare"):
+        # «почему на h100 загрузка gpu 40%?»: a cause asked, with the one GPU it happens on as context
+        why_on_a_gpu = words.explain and distinct < 2 and not spec_fields_asked(text)
+        if has_gpu and sem in ("spec", "compare") and not why_on_a_gpu:
             return Decision("spec")
         return Decision("glossary")
 
@@ -534,7 +582,9 @@ class ReplyPipeline:
         if route == "refusal":
             reason = {"unreadable": "pipeline_no_words", "hostile": "pipeline_hostile",
                       "other_provider": "pipeline_other_provider", "payment_method": "pipeline_payment_method",
-                      }.get(decision.refusal or "", "pipeline_off_topic")
+                      "releases": "pipeline_releases"}.get(decision.refusal or "", "pipeline_off_topic")
+            if decision.refusal == "versions":
+                return RefusalReply(text, lang, routing, Phrase.of("pipeline_versions", about=decision.about or ""))
             if decision.refusal == "currency":
                 return RefusalReply(text, lang, routing,
                                     Phrase.of("pipeline_currency", currency=self.data.prices.current().currency))

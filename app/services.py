@@ -82,7 +82,7 @@ class Services:
         intents = IntentClassifier(data, fit, rules)
         return cls(settings=settings, engine=engine, data=data, quotes=quotes, placements=placements, fit=fit,
                    intents=intents, glossary=glossary, rules=rules,
-                   pipeline=ReplyPipeline(data, fit, quotes, intents))
+                   pipeline=ReplyPipeline(data, fit, quotes, intents, glossary))
 
     async def ensure_retriever(self) -> HybridRetriever:
         """The retriever (the glossary index: a fresh state folder ingests the glossary first), with the
@@ -120,7 +120,8 @@ class Services:
                 assert self.retriever is not None
                 conversations = await build_conversation_store(self.settings, self.engine)
                 self.answerer = await build_answerer(self.settings, self.retriever, conversations,
-                                                     build_backend(self.settings.llm), self.rules.caveats_for)
+                                                     build_backend(self.settings.llm), self.rules.caveats_for,
+                                                     known_names=catalog_names(self.data))
             return self.answerer
 
     def attach_router(self, retriever: HybridRetriever) -> None:
@@ -150,3 +151,9 @@ class Services:
         if self.answerer is not None:
             await self.answerer.aclose()
         await dispose_engine(self.engine)
+
+
+def catalog_names(data: GpuData) -> list[str]:
+    """Every spelling of the catalogs' GPUs and models: names the answerer knows besides the glossary's."""
+    gpus = [spelling for gpu in data.gpus.all() for spelling in (gpu.id, gpu.name, *gpu.aliases)]
+    return gpus + [spelling for model in data.models.all() for spelling in (model.id, model.name, *model.aliases)]

@@ -35,7 +35,9 @@ _WHEN = re.compile(r"(?i)(\b(next|this|coming|following|last|previous|every|each
                    r"|\bчерез\s+(\w+\s+)?(недел|месяц|дн|день|час)\w*|\bin\s+(a|one|two|\d+)\s+(weeks?|months?|days?)\b"
                    r"|\b(on|by|from|starting)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
                    # greetings are not durations: «добрый день», "good day"
-                   r"|\bдобр\w*\s+(день|дня|утр\w*|вечер\w*)|\bgood\s+(day|morning|evening)\b)")
+                   r"|\bдобр\w*\s+(день|дня|утр\w*|вечер\w*)|\bgood\s+(day|morning|evening)\b"
+                   # a quantity asked, not said: "how many hours of audio", «сколько часов длится»
+                   r"|\bhow\s+(many|much)\s+(hours?|days?|weeks?|months?)\b|\bсколько\s+(час|дн|недел|месяц|сут)\w*)")
 # "for 500 years", «на 2 года»: a unit the price list does not sell, read only to say so
 _YEARS = re.compile(r"(?i)\b(\d{1,6}|a|one|один|одн\w*)\s*(years?|yrs?|год\w*|лет)\b")
 # "со скидкой", "with a discount", "reserved": a committed term

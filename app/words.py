@@ -65,11 +65,15 @@ class Signals:
         self.currency = bool(CURRENCY.search(text))
         self.how = bool(HOW.search(text))
         self.explain = bool(EXPLAIN.search(text))
+        self.technique = bool(TECHNIQUE.search(text))
         self.asks_us = bool(ASKS_US.search(text)) or self.rate
+        self.addressed = bool(ASKS_US.search(text) or ADDRESSED.search(text))
         self.naming = bool(NAMING.search(text))
         self.largest_model = bool(LARGEST_MODEL.search(text))
         self.rent_request = bool(RENT_REQUEST.search(text))
         self.fastest = bool(FASTEST.search(text))
+        self.version_trouble = version_trouble(text)
+        self.release = bool(RELEASE.search(text))
         self.injection = bool(INJECTION.search(text))
         # said to us: «ты тупая железка», "you're a scam" — not "stupid question, but what is…"
         self.insult = bool(INSULT.search(text) and INSULT_TARGET.search(text))
@@ -140,6 +144,13 @@ ASKS_US = re.compile(
     r"(?i)(\b(you|your|yours|y'?all|u|ya)\b|\b(вы|вас|вам|ваш\w*)\b|\bсда([её]|е)т\w*|\bсдаются\b|\bпредлага\w*"
     r"|\boffer\w*|\bin\s+stock\b|в\s+наличии|\b(which|what)\s+(\w+\s+)?(gpus?|cards?|graphics\s+cards?)\b"
     r"|\bкаки[еx]\s+(\w+\s+)?(видеокарт\w*|карт\w*|карточ\w*|gpu|гпу|железк\w*)|\blist\s+of\b|\bсписок\b)")
+# said to the bot itself: "you", «ты», "this bot", «бот,» called by name, help and commands asked for; a sentence
+# about bots in general («голосовой бот перебивает меня», "how do they teach models…") is not
+ADDRESSED = re.compile(
+    r"(?i)(\b(ты|тебя|тебе|тобой|тво[йиеё]\w*|умеешь|можешь|знаешь)\b|\b(this|the)\s+(bot|assistant|chat)\b"
+    r"|\b(этот|этого|этим|этому)\s+(бот|ассистент|чат)\w*|^\W*(бот|bot)\b|\b(help|помощь|помоги\w*|menu|меню"
+    r"|start|начать|here|тут|здесь)\b|\b(bot|бот)\s+(or|или)\b|\b(or|или)\s+(a\s+)?(bot|бот)\b|real\s+person"
+    r"|живой\s+человек|talking\s+to\b|разговариваю\s+с)")
 # the name of a thing asked ("what's that called?", «как это называется?»): a concept, whatever else is said
 NAMING = re.compile(
     r"(?i)(\bwhat'?s\s+(that|this|it|the)(\s+\w+){0,3}\s+called\b|\bwhat\s+(is|are)\s+(that|this|it|they)\s+called\b"
@@ -174,7 +185,13 @@ HOW = re.compile(r"(?i)(\bкак\b|\bhow\b|\bгде\b|\bwhere\b|через|\bvia
 EXPLAIN = re.compile(r"(?i)(\bпочему\b|\bзачем\b|\bкак\s+(это|оно|они)\s+работа|\bкак\s+(её|ее|его|их|это)\s+\w+|"
                      r"что\s+(это\s+)?(вообще\s+)?да(ст|ёт|ет)|чем\s+(они\s+)?отлича|в\s+ч[её]м\s+разниц|"
                      r"как(ой|ая|ое)\s+(\w+\s+)?(параметр|компонент|механизм|настройк)\w*|\bwhy\b|\bhow\s+does\b|\bhow\s+do\s+(i|we)\b|"
-                     r"what'?s?\s+(is\s+)?the\s+(actual\s+)?difference|what\s+are\s+the\s+options|\bworth\s+it\b)")
+                     r"what'?s?\s+(is\s+)?the\s+(actual\s+)?difference|what\s+are\s+the\s+options|\bworth\s+it\b|"
+                     r"\bкак\s+так\b|\bhow\s+come\b)")
+# the thing that does something asked for, not a fit: "what does that in stable diffusion?", «что за это отвечает?»,
+# "which technique…", «каким методом…»
+TECHNIQUE = re.compile(r"(?i)(\bwhat\s+(does|do|is\s+doing)\s+(that|this|it)\b|\bwhich\s+(technique|method|tool|trick"
+                       r"|approach|component|setting|feature)s?\b|что\s+(за\s+)?(это|этим)\s+отвеча\w*"
+                       r"|как(ой|им|ая|ую)\s+(метод|при[её]м|техник|подход|инструмент|фич)\w*)")
 # attempts to re-instruct the bot: a security policy, not a route to learn
 INJECTION = re.compile(
     r"(?i)((ignore|disregard|forget)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier)?\s*"
@@ -197,3 +214,33 @@ AVAILABILITY = re.compile(
     r"|в\s+аренд\w*|\brentable\b|\b(do|can)\s+(you|u)(\s+guys|\s+folks|\s+all)?\s+(have|offer|rent|provide)\b"
     r"|\bgot\s+any\b|\bin\s+stock\b|\bavailable\b|доступн\w*)")
 
+
+
+# a program's own version ("vllm 0.4.2", «pytorch 2.3», "ubuntu 24.04", "v0.6"), not a figure with its unit
+# ("1.5x", «2.5 дня», "3.35 TB/s")
+SOFTWARE_VERSION = re.compile(
+    r"(?i)(?P<name>\b[a-zа-я][\w.+-]*?)\s?(?P<version>v?\d+\.\d+(?:\.\d+)*)(?![\d.,])"
+    r"(?!\s*(x\b|×|%|gb|gib|гб|гиб|tb|тб|mb|мб|b\b|млрд|bn\b|ms\b|мс|s\b|с\b|sec|сек|h\b|hours?|час|ч\b|дн|day|"
+    r"week|недел|month|месяц|раз|times|tflops|tok|бит|bit|usd|\$|€|руб|₽|k\b|к\b))")
+# what breaks or which build to take: an error, a crash, a fix, "which version"
+TROUBLE = re.compile(
+    r"(?i)(crash\w*|\berrors?\b|\bbugs?\b|\bбаг\w*|ошибк\w*|пада\w*|упал\w*|вылета\w*|segfault|exception|traceback"
+    r"|\bfails?\b|failing|broken|сломал\w*|не\s+работает|(doesn'?t|does\s+not|won'?t)\s+work|not\s+working"
+    r"|\bfix\w*|пофикс\w*|почин\w*|исправ\w*|regression|регресс\w*|black\s+screen|ч[её]рн\w+\s+экран"
+    r"|(which|what)\s+(exact\s+)?version|как(ую|ой|ая)\s+(точно\s+)?(верси\w+|номер)|номер\s+версии)")
+# out of memory is the fit's question, whatever version runs it
+_MEMORY_TROUBLE = re.compile(r"(?i)(out\s+of\s+memory|\boom\w*|\bоом\b|не\s+влез\w*|не\s+помещ\w*|памят\w*|\bvram\b)")
+# when a product comes out: release dates and future prices are in no catalog and no glossary
+RELEASE = re.compile(
+    r"(?i)(\bwhen\s+(is|are|will|does|do|was|were|did)\b[^?!]{0,40}\b(releas\w*|com(e|ing)\s+out|announc\w*|launch\w*)"
+    r"|\brelease\s+date|\blaunch\s+date|когда\s+(выйд\w+|выходит|выш(ел|ла|ли)|выпуст\w+|релиз\w*|анонс\w*)"
+    r"|дат\w+\s+(выхода|релиза|анонса))")
+
+
+def version_trouble(text: str) -> str | None:
+    """The program and version a message troubleshoots ("vllm 0.4.2 crashes…", «какую версию драйвера на ubuntu
+    24.04…»): a version-specific fault or build is in no glossary. ``None`` for anything else."""
+    if not TROUBLE.search(text) or _MEMORY_TROUBLE.search(text):
+        return None
+    found = SOFTWARE_VERSION.search(text)
+    return f"{found.group('name')} {found.group('version')}" if found is not None else None

@@ -58,8 +58,15 @@ def latin_term(text: str) -> bool:
         and not any(_TRANSLIT.search(word) for word in folded.split())
 
 
+def _sound(word: str) -> str:
+    """A word as it sounds, for the spellings of one sound ("epok" is "epoch", "konvolution" "convolution")."""
+    for written, said in (("ch", "k"), ("ck", "k"), ("ph", "f"), ("c", "k"), ("y", "i")):
+        word = word.replace(written, said)
+    return re.sub(r"(.)\1+", r"\1", word)
+
+
 def _same(a: str, b: str) -> bool:
-    if a == b:
+    if a == b or (min(len(a), len(b)) >= 4 and _sound(a) == _sound(b)):
         return True
     if min(len(a), len(b)) >= 4 and DamerauLevenshtein.normalized_similarity(a, b) >= SIMILAR:
         return True

@@ -81,7 +81,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
                  embedders: list[str], timings: bool = False, baseline: bool = False,
                  eval_file: Path | None = None, answers: bool = False) -> dict[str, Any]:
     # imported here, not at the top: `anchorgpu --help` and the other subcommands start without them
-    from app.services import Services
+    from app.services import Services, catalog_names
     from dev.eval.catalog_facts import catalog_facts
     from dev.eval.faithfulness import load_faithfulness_set, score, summarise
     from infra.db import create_engine, dispose_engine
@@ -89,7 +89,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     from infra.settings import LLMSettings
     from models import build_backend
     from rag.answering.answerer import Answerer
-    from rag.answering.build import build_answerer, curated_renderings
+    from rag.answering.build import answer_vocabulary, build_answerer, curated_renderings
     from rag.answering.conversation import SQLConversationStore
     from rag.retrieval.retriever import build_retriever
 
@@ -104,6 +104,7 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
     items = (load_faithfulness_set(eval_file) if eval_file is not None else load_faithfulness_set()).items
     items = items[:limit] if limit else items
     facts = catalog_facts(services.data)
+    vocabulary = answer_vocabulary(settings, curated_renderings(settings), catalog_names(services.data))
     # a catalog answer's numbers must be in the catalog: it is the source those answers cite
     catalog_source = CatalogSource(" ".join(facts.values()))
     retriever = await asyncio.to_thread(build_retriever, settings, services.glossary.get())
@@ -122,16 +123,17 @@ async def _bench(model: Path | None, limit: int, modes: list[str], failures: boo
         try:
             for mode in modes:
                 if mode == "model":
-                    answerer = await build_answerer(settings, retriever, history, build_backend(settings.llm))
+                    answerer = await build_answerer(settings, retriever, history, build_backend(settings.llm),
+                                                    known_names=catalog_names(services.data))
                     report["model"] = answerer.model_name
                 elif mode == "quote":  # the product's default path; it needs no model
                     answerer = Answerer(retriever, None, conversations=history, top_k=settings.rag.top_k,
                                         renderings=curated_renderings(settings), caveats=services.rules.caveats_for,
-                                        generate=False)
+                                        generate=False, vocabulary=vocabulary)
                 else:
                     answerer = Answerer(retriever, None, conversations=history, top_k=settings.rag.top_k,
                                         unavailable_reason="extractive mode", renderings=curated_renderings(settings),
-                                        caveats=services.rules.caveats_for)
+                                        caveats=services.rules.caveats_for, vocabulary=vocabulary)
                 verdicts, produced, ttft, first_tokens, wrong, timed = [], Counter[str](), [], [], [], []
                 in_english: list[bool] = []  # of English questions answered from the glossary: shown in English
                 every: list[dict[str, Any]] = []

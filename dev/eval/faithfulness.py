@@ -56,8 +56,10 @@ not glued to a letter before it (``H100``, ``FP16``, ``ZeRO-3``, ``sm_90`` are n
 has a fractional part, or is followed by a unit (``ГБ``, ``GB``, ``%``, ``дней``, ``бит``...); small counts
 ("2 подхода") and list markers are left alone. A number is supported when its value, or that value times
 or divided by 1000 (GB/s ↔ TB/s), occurs in the allowed text; ``3,35`` and ``3 350`` are read both ways
-(decimal comma or thousands separator). A sentence with one unsupported quantity makes the answer
-``unsupported``. Known limits: a derived figure ("141 − 80 = 61 GB more") counts as unsupported, and a
+(decimal comma or thousands separator); a figure written with fewer decimals than its fact is that fact
+rounded (``2,04 ТБ/с`` of 2 039 GB/s), and a ratio of two supported figures of the same sentence is supported
+(``×1,2`` beside ``1,01 против 0,86``). A sentence with one unsupported quantity makes the answer
+``unsupported``. Known limits: any other derived figure ("141 − 80 = 61 GB more") counts as unsupported, and a
 number that occurs anywhere in the allowed text supports the sentence even when attached to another fact
 (that case is what ``must_not`` is for).
 """
@@ -366,10 +368,28 @@ def _allowed_numbers(texts: Iterable[str]) -> set[Decimal]:
     return allowed
 
 
+def _rounds_to(value: Decimal, allowed: set[Decimal]) -> bool:
+    """``value`` is a fact shown at the precision it is written with: 2.04 (TB/s) of 2,039 GB/s, 0.86 of 864.
+    At least two significant digits, so a lone "2" is never read as 2.4 rounded."""
+    exponent = value.as_tuple().exponent
+    if not isinstance(exponent, int) or exponent >= 0 or len(value.as_tuple().digits) < 2:
+        return False
+    step = Decimal(1).scaleb(exponent)
+    return any(fact.quantize(step) == value for fact in allowed if fact.adjusted() <= value.adjusted() + 1)
+
+
 def _supported(values: set[Decimal], allowed: set[Decimal]) -> bool:
     thousand = Decimal(1000)
     return any(v in allowed or (v * thousand).normalize() in allowed or (v / thousand).normalize() in allowed
+               or _rounds_to(v, allowed) or _rounds_to(v, {(a / thousand) for a in allowed})
                for v in values)
+
+
+def _ratios(sentence: str, allowed: set[Decimal]) -> set[Decimal]:
+    """The ratios of two supported figures of one sentence ("1,01 против 0,86 ТБ/с (×1,2)"): a comparison
+    states them beside the figures they come from, so a ratio of two others is still unsupported."""
+    shown = [v for _, values in _quantities(sentence) if _supported(values, allowed) for v in values if v > 0]
+    return {(a / b) for a in shown for b in shown if a > b}
 
 
 def unsupported_sentences(answer_text: str, allowed_texts: Iterable[str]) -> list[str]:
@@ -377,7 +397,7 @@ def unsupported_sentences(answer_text: str, allowed_texts: Iterable[str]) -> lis
     text = re.sub(r"\[\d+\]", " ", answer_text)
     text = re.sub(r"(?m)^\s*(\d+[.)]|[-*•])\s+", "", text)  # list markers are not quantities
     return [" ".join(sentence.split()) for sentence in _SENTENCE.split(text)
-            if any(not _supported(values, allowed) for _, values in _quantities(sentence))]
+            if any(not _supported(values, allowed | _ratios(sentence, allowed)) for _, values in _quantities(sentence))]
 
 
 def facts_for(item: FaithfulnessItem, catalog: Mapping[str, str]) -> list[str]:

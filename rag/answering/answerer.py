@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import replace
@@ -59,6 +58,7 @@ from rag.answering.events import (
     Done,
     Generating,
     Queued,
+    names_missing,
     refusal,
 )
 from rag.answering.extractive import Quote, comparison_quotes, definition_quotes
@@ -78,11 +78,10 @@ from rag.language import Lang, detect_lang
 from rag.retrieval.retriever import SearchResult
 from rag.rules import Caveat
 from rag.subject import subject_first
+from rag.unknown_names import Vocabulary
 from rag.verification.renderings import Rendering
 from rag.verification.sentences import SentenceCheck, SentenceVerifier
 from rag.verification.stream import SentenceStream
-
-log = logging.getLogger(__name__)
 
 MIN_RETRY_S = 10.0  # a focused retry starts only with at least this much of the request timeout left
 
@@ -93,8 +92,9 @@ class Answerer:
                  temperature: float = 0.2, timeout_s: float = 120.0, unavailable_reason: str | None = None,
                  entries: Sequence[GlossaryEntry] | None = None,
                  caveats: Callable[[Sequence[GlossaryEntry]], tuple[Caveat, ...]] | None = None,
-                 renderings: Mapping[str, Rendering] | None = None, generate: bool = True) -> None:
-        self.retriever = retriever
+                 renderings: Mapping[str, Rendering] | None = None, generate: bool = True,
+                 vocabulary: Vocabulary | None = None) -> None:
+        self.retriever, self.vocabulary = retriever, vocabulary  # vocabulary: the names the bot knows
         # False: the model writes nothing; every answer is the glossary's sentences that answer the question
         # (LLM_ANSWER_MODE=quote, the default for the bundled 0.5B model: see LLMSettings.answer_mode)
         self.generate = generate
@@ -194,8 +194,9 @@ class Answerer:
         # "а FSDP?" is written in the language of the question it follows, not in FSDP's
         lang = lang or detect_lang(last_user if last_user and elliptical_subject(question) else question)
         entries = await self.retrieve(question, history, topical=topical)
-        if entries is None:
-            yield Done(refusal(lang))
+        missing = self.vocabulary.with_glossary(self.entries).unknown_names(question, lang) if self.vocabulary else []
+        if entries is None or missing:  # «как экспортировать в onnx…»: no answer is about what the glossary lacks
+            yield Done(refusal(lang, names_missing(missing)) if missing else refusal(lang))
             return
         extractive = await self._extractive(question, entries, lang, started, follow_up=bool(history)
                                             and looks_like_follow_up(question), previous=last_user)

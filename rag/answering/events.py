@@ -8,6 +8,7 @@ A generation (:mod:`rag.answering.generation`) reports its place in the queue wi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -57,6 +58,11 @@ class Answer:
 
 OUT_OF_SCOPE = Phrase.of("answer_out_of_scope")
 RECOVERED = Phrase.of("answer_recovered")  # the notice of an answer recovered after its process died
+
+
+def names_missing(names: Sequence[str]) -> Phrase:
+    """The refusal of a question about names the glossary lacks (:mod:`rag.unknown_names`)."""
+    return Phrase.of("answer_names_missing", names=", ".join(f"«{name}»" for name in names))
 
 
 def refusal(lang: Lang, reason: Phrase = OUT_OF_SCOPE) -> Answer:

@@ -22,7 +22,7 @@ def build_pipeline(semantic: bool = True) -> ReplyPipeline:
     fit = FitService(data)
     rules = RuleBook(data_dir, glossary_file(data_dir))
     quotes = QuoteService(create_engine("sqlite+aiosqlite://"), data)
-    pipeline = ReplyPipeline(data, fit, quotes, IntentClassifier(data, fit, rules))
+    pipeline = ReplyPipeline(data, fit, quotes, IntentClassifier(data, fit, rules), glossary_file(data_dir))
     if semantic:
         retriever = shared_retriever()
         assert retriever.embedder is not None

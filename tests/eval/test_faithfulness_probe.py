@@ -1,5 +1,6 @@
 """The issue-28 probes (the first merged into tests/eval/faithfulness.yaml as its `part: probe`, and the
-held-out faithfulness_heldout.yaml written blind before the phrasings were measured on it): valid labelled
+held-out faithfulness_heldout.yaml written blind before the phrasings were measured on it, and the blind
+faithfulness_blind.yaml written without the phrasings file, the earlier probes or any answer): valid labelled
 sets of new questions whose labels come from the glossary — its entries, read out verbatim, never trigger an
 item's own must_not."""
 
@@ -15,27 +16,30 @@ from infra.settings import REPO_ROOT
 from rag.glossary import load_glossary
 
 HELDOUT = REPO_ROOT / "tests" / "eval" / "faithfulness_heldout.yaml"
+BLIND = REPO_ROOT / "tests" / "eval" / "faithfulness_blind.yaml"
 PROBE = REPO_ROOT / "tests" / "eval" / "faithfulness.yaml"  # its part: probe
 
 
 def _probe(path: Path) -> list[FaithfulnessItem]:
-    items = load_faithfulness_set(path).items if path == HELDOUT else load_faithfulness_set().items
-    return [item for item in items if path == HELDOUT or item.part == "probe"]
+    items = load_faithfulness_set(path).items if path != PROBE else load_faithfulness_set().items
+    return [item for item in items if path != PROBE or item.part == "probe"]
 
 
-@pytest.mark.parametrize("path", [PROBE, HELDOUT], ids=["probe", "heldout"])
+@pytest.mark.parametrize("path", [PROBE, HELDOUT, BLIND], ids=["probe", "heldout", "blind"])
 def test_the_probe_is_a_valid_set_of_new_questions(path: Path) -> None:
     probe = _probe(path)
     assert len(probe) == 100 and len({item.id for item in probe}) == 100
     langs = Counter(item.lang for item in probe)
     assert langs["ru"] >= 50 and langs["en"] >= 40, langs
-    # the held-out probe asks nothing the faithfulness set (its core and the merged probe) asks
-    earlier = [item for item in load_faithfulness_set().items if path == HELDOUT or item.part == "core"]
+    # a held-out probe asks nothing the faithfulness set (its core and the merged probe) asks
+    earlier = [item for item in load_faithfulness_set().items if path != PROBE or item.part == "core"]
+    if path == BLIND:
+        earlier += load_faithfulness_set(HELDOUT).items
     known = {item.question.strip().lower() for item in earlier}
     assert not [item.id for item in probe if item.question.strip().lower() in known]
 
 
-@pytest.mark.parametrize("path", [PROBE, HELDOUT], ids=["probe", "heldout"])
+@pytest.mark.parametrize("path", [PROBE, HELDOUT, BLIND], ids=["probe", "heldout", "blind"])
 def test_the_glossary_never_contradicts_the_probes_labels(path: Path) -> None:
     glossary = load_glossary(REPO_ROOT / "data")
     for item in (i for i in _probe(path) if i.expect == "answer"):

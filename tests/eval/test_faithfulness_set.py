@@ -323,6 +323,16 @@ def test_numbers_are_checked_against_sources_question_and_catalog() -> None:
     assert unsupported_sentences("1. Первый пункт\n2. Второй [3]", allowed) == []
 
 
+def test_a_catalog_figure_rounded_as_shown_and_a_ratio_beside_its_figures_are_supported() -> None:
+    allowed = ["NVIDIA H100 SXM 80GB: bandwidth_gb_s 3350.0", "NVIDIA A100 80GB: bandwidth_gb_s 2039.0",
+               "L40S: bandwidth_gb_s 864", "RTX 4090: bandwidth_gb_s 1008"]
+    assert unsupported_sentences("Memory bandwidth, TB/s · 2.04 · 3.35", allowed) == []
+    assert unsupported_sentences("Быстрее RTX 4090: 1,01 против 0,86 ТБ/с у L40S (×1,2).", allowed) == []
+    # a rounding keeps the digits it shows, and a ratio needs its two figures in the sentence
+    assert unsupported_sentences("Пропускная 2,10 ТБ/с.", allowed) == ["Пропускная 2,10 ТБ/с."]
+    assert unsupported_sentences("Быстрее в 1,6 раза.", allowed) == ["Быстрее в 1,6 раза."]
+
+
 def test_yes_no_opening() -> None:
     assert detect_yes_no("**Да**, можно.") == "yes"
     assert detect_yes_no("Нет — остановка не приостанавливает период.") == "no"

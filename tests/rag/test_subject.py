@@ -35,6 +35,7 @@ def test_the_subject_of_a_definition_question(question: str, subject: str | None
     ("mixed precision training", "mixed-precision"), ("paged attention", "pagedattention"),
     ("kv cache size", "kv-cache"), ("FSDP", "fsdp"), ("квантизация", "quantization"),
     ("diarizatsiya", "diarization"),  # Russian in Latin letters: not checked
+    ("epok", "epoch"), ("kheckpoint", "checkpoint"),  # one sound, two spellings
 ])
 def test_a_concept_names_its_own_subject_in_any_spelling(subject: str, key: str) -> None:
     assert names_subject(subject, concept(key))
