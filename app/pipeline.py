@@ -109,6 +109,12 @@ Route = Literal["fit", "quote", "clarify", "price", "compare", "spec", "rule", "
 # a name in Latin letters (not the bot's own words: "help", "start", "bot")
 NAMED_THING = re.compile(
     r"(?i)\b(?!(?:help|start|menu|bot|hi|hello|hey|ok|thanks?|thx|pls|please)\b)[a-z][a-z0-9_.+-]{2,}")
+# one GPU cut into parts for several users (MIG, time slicing): how, not how much
+SPLIT_GPU = re.compile(r"(?i)\b(нарез\w*|нареж\w*|порез\w*|подел\w*|раздел\w*|распил\w*|split\w*|partition\w*|slic\w+"
+                       r"|carv\w+|shar(e|ed|ing)\b)")
+# the catch of a cheaper way asked: a concept's trade-off, not a price
+CATCH = re.compile(r"(?i)(в\s+ч[её]м|где)\s+(тут\s+)?подвох|\bwhat'?s\s+the\s+catch\b|\bany\s+catch\b"
+                   r"|\bthe\s+downside\b|\bминус(ы)?\s+(в\s+ч[её]м|какие)|\bкакие\s+минусы")
 # the hardware a question names in general words ("why does llama 70b need 2 gpus?"): a fit question
 GPU_WORDS = re.compile(r"(?i)\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|видеокарт|видюх|\bvram\b|памят|\bmemory\b"
                        r"|\bgb\b|\bгб\b|\bгиг\w*")
@@ -398,6 +404,9 @@ class ReplyPipeline:
             return Decision("lifecycle")
         # "can you book me 2 h100 starting tomorrow?", «плиз арендуй мне 4 a100»: a rental asked for with no
         # length: for how long (then the quote and its Rent button)
+        # «одна a100 на троих, можно её нарезать?», "can i split one h100 between students?": sharing a GPU, a concept
+        if has_gpu and SPLIT_GPU.search(text) and not has_duration and not has_model and not money:
+            return Decision("glossary")
         counted = slots.count is not None or any(gpu.count for gpu in slots.gpus)
         if has_gpu and counted and not has_duration and not has_model and words.rent_request \
                 and not words.strong_fit and not words.rate and not off_topic:
@@ -460,9 +469,10 @@ class ReplyPipeline:
         # «сколько жрёт по питанию l40s»: a "how much" of a GPU's own figure is a spec question, not a price
         if priced and has_gpu and not words.price and not words.rental and spec_fields_asked(text):
             priced = False
-        # "why do datacenter gpus cost 10x a gaming card?": a cause asked, which no price list states
-        if priced and is_why_question(text) and not has_gpu and not has_model and not has_duration \
-                and slots.count is None:
+        # "why do datacenter gpus cost 10x a gaming card?", «дешевле, но машину могут забрать — в чём подвох?»: a cause
+        # or a catch asked, which no price list states
+        if priced and (is_why_question(text) or CATCH.search(text)) and not has_gpu and not has_model \
+                and not has_duration and slots.count is None:
             return Decision("glossary")
         if priced:
             quote_asked = words.calculate or (slots.count or 0) > 1 or (sem == "quote" and not words.price)
@@ -590,7 +600,8 @@ class ReplyPipeline:
                                     Phrase.of("pipeline_currency", currency=self.data.prices.current().currency))
             return RefusalReply(text, lang, routing, Phrase.of(reason))
         semantic = routing.semantic
-        topical = semantic is not None and semantic.route == "glossary" and semantic.margin >= CLEAR_MARGIN
+        topical = (semantic is not None and semantic.route == "glossary" and semantic.margin >= CLEAR_MARGIN) \
+            or CATCH.search(text) is not None  # the catch of a thing it names ("spot is cheaper, what's the catch?")
         return GlossaryReply(text, lang, routing, topical=topical)
 
     def _quote(self, text: str, lang: Lang, routing: Routing) -> QuoteReply:
