@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from app.concepts import ConceptNames
 from app.followup import Refinement, opens_follow_up, quote_of_fit, reads_as_follow_up, refine_fit, refine_quote
 from app.intents import AT_LEAST, MEMORY_SIZE, Intent, IntentClassifier, spec_fields_asked
 from app.lifecycle import (
@@ -115,6 +116,16 @@ SPLIT_GPU = re.compile(r"(?i)\b(нарез\w*|нареж\w*|порез\w*|под
 # the catch of a cheaper way asked: a concept's trade-off, not a price
 CATCH = re.compile(r"(?i)(в\s+ч[её]м|где)\s+(тут\s+)?подвох|\bwhat'?s\s+the\s+catch\b|\bany\s+catch\b"
                    r"|\bthe\s+downside\b|\bминус(ы)?\s+(в\s+ч[её]м|какие)|\bкакие\s+минусы")
+# a complaint is about us («ответ неверный», "you're useless"); a long question about someone else's model or program
+# («распознавалка галлюцинирует… как выкинуть тишину?», "my model answers differently every time, which knob…") asks
+# something, and names neither us nor our answer
+ASKS_SOMETHING = re.compile(r"(?i)\?|\b(как|каки\w+|какой|что|зачем|почему|чем|which|what|how|why|where|где)\b")
+ABOUT_US = re.compile(r"(?i)\b(you|your|yours|u|ur|ты|тебя|тебе|тво[йиеёя]\w*|вы|вас|вам|ваш\w*|бот\w*|bot)\b")
+# what one GPU is for or what kind of card it is ("what's the L40S actually built for?", «MI300X — что это вообще за
+# карта и с кем её сравнивают?»): its glossary entry says; the spec card lists figures only
+PURPOSE = re.compile(r"(?i)\b(built|designed|made|meant|intended|good)\s+for\b|\bwhat'?s\s+(it|that|the\s+\S+)\s+for\b"
+                     r"|\bwhat\s+kind\s+of\s+(card|gpu)\b|для\s+чего|под\s+как\w+\s+задач|для\s+как\w+\s+задач"
+                     r"|что\s+(это\s+)?(вообще\s+)?за\s+(карт|видеокарт|gpu|железк)\w*|с\s+к[еа]м\s+(е[её]|его)\s+сравнива")
 # the hardware a question names in general words ("why does llama 70b need 2 gpus?"): a fit question
 GPU_WORDS = re.compile(r"(?i)\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|видеокарт|видюх|\bvram\b|памят|\bmemory\b"
                        r"|\bgb\b|\bгб\b|\bгиг\w*")
@@ -173,6 +184,7 @@ class ReplyPipeline:
         self.data = data
         self.glossary = glossary  # its Latin words stay Latin in a Russian message typed in Latin letters
         self._latin: tuple[object, frozenset[str]] | None = None
+        self._concepts: tuple[object, ConceptNames] | None = None
         self.fit = fit
         self.quotes = quotes
         self.intents = intents
@@ -190,11 +202,33 @@ class ReplyPipeline:
         """The names to keep in Latin letters: the catalogs' and the Russian glossary's own Latin words."""
         entries = self.glossary.get() if self.glossary is not None else None
         if self._latin is None or self._latin[0] is not entries:
-            texts = [name for spec in self.data.gpus.all() for name in (spec.id, spec.name, *spec.aliases)]
-            texts += [name for model in self.data.models.all() for name in (model.id, model.name, *model.aliases)]
+            texts = self._catalog_names()
             texts += [text for entry in entries or () for text in (*entry.names, entry.definition)]
             self._latin = (entries, latin_words(texts))
         return self._latin[1]
+
+    def _catalog_names(self) -> list[str]:
+        """Every spelling of the catalogs' GPUs and models."""
+        names = [name for spec in self.data.gpus.all() for name in (spec.id, spec.name, *spec.aliases)]
+        return names + [name for model in self.data.models.all() for name in (model.id, model.name, *model.aliases)]
+
+    def _concept_named(self, text: str) -> bool:
+        """The message names a glossary concept by its Latin name (a GPU's or a model's aside)."""
+        entries = self.glossary.get() if self.glossary is not None else None
+        if entries is None:
+            return False
+        if self._concepts is None or self._concepts[0] is not entries:
+            self._concepts = (entries, ConceptNames(list(entries), self._catalog_names()))
+        return self._concepts[1].named(text) is not None
+
+    def _gpu_in_glossary(self, gpu_id: str) -> bool:
+        """The glossary has an entry on this GPU (named by one of the catalog's names for it)."""
+        entries = self.glossary.get() if self.glossary is not None else None
+        spec = next((spec for spec in self.data.gpus.all() if spec.id == gpu_id), None)
+        if not entries or spec is None:
+            return False
+        names = {name.lower() for name in (spec.id, spec.name, *spec.aliases)}
+        return any(name.lower() in names for entry in entries for name in entry.names)
 
     def attach_router(self, router: SemanticRouter, encode: Callable[[str], object]) -> None:
         self.router, self.encode = router, encode
@@ -439,6 +473,13 @@ class ReplyPipeline:
         if has_model and (words.explain or words.technique or words.naming) and not has_gpu and not has_duration \
                 and not money and not words.strong_fit and not SIZING.search(text) and not GPU_WORDS.search(text):
             return Decision("glossary")
+        # a technique asked with one GPU as its context («учу на своей 4090, ловлю OOM — есть трюк, где жертвуешь
+        # скоростью… что за трюк?», «одна 3060, слышал есть вариант, где база в 4 битах»): the technique's question
+        if has_gpu and words.technique and distinct < 2 and not has_model and not has_duration and not money:
+            return Decision("glossary")
+        if has_gpu and distinct == 1 and PURPOSE.search(text) and not has_model and not has_duration and not money \
+                and self._gpu_in_glossary(slots.gpu_ids[0]):
+            return Decision("glossary")
         # the router hears a glossary question and it asks how or why: a GPU or model named in passing is
         # context («учим на a100 в fp16, лезут nan — что даст bf16?»), not the question
         if sem == "glossary":
@@ -502,6 +543,10 @@ class ReplyPipeline:
         if has_gpu and spec_fields_asked(text) and not words.strong_fit:
             return Decision("spec")
         if words.strong_fit and not has_model and has_gpu:
+            # «ddp на двух картах по 24 гб — влезет модель побольше?»: whether a technique makes it fit is the
+            # technique's question; with no concept named, which model to fit
+            if self._concept_named(text):
+                return Decision("glossary")
             return Decision("clarify", missing="model")
         if topic is not None and (sem in ("lifecycle", "rule", "price", "quote") or topic != "rent"):
             return Decision("lifecycle")
@@ -523,6 +568,9 @@ class ReplyPipeline:
             # as is a how-to of a named thing («как пользоваться optuna?»)
             long_question = long_question or (sem == "help" and not words.addressed
                                               and (len(text.split()) > 5 or NAMED_THING.search(text) is not None))
+            long_question = long_question or (sem == "complaint" and len(text.split()) > 10
+                                              and ASKS_SOMETHING.search(text) is not None
+                                              and ABOUT_US.search(text) is None)
             if sem in SMALL_TALK and semantic.score >= SMALL_TALK_MIN_SCORE and not long_question \
                     and words.lead(sem, SMALL_TALK) >= CLEAR_MARGIN \
                     and not QUOTED.search(text):  # "translate 'good morning'": quoted words are not said to us

@@ -24,7 +24,8 @@ CALCULATE = re.compile(
     r"|\bestimate\w*|calculat\w*|\btotal\b|сколько\s+(будет|выйдет|я\s+)?(заплач\w*|плат\w*)|сколько\s+(будет|выйдет)"
     r"|сколько\s+(\w+\s+){0,3}(выйдет|обойд\w+)|how\s+much\s+would\s+it\b"
     r"|how\s+much\s+(would|will|for|do\s+i\s+pay|would\s+i\s+pay)|what\s+would\s+\S+(\s+\S+)?\s+cost"
-    r"|\bbudget\b|бюджет|сколько\s+за\b|\b(rough|ballpark|approximate|total)\s+(cost|price|estimate|figure)"
+    r"|(?<!power\s)(?<!thermal\s)(?<!energy\s)(?<!memory\s)(?<!vram\s)\bbudget\b"
+    r"|(?<!энергетический\s)(?<!тепловой\s)бюджет(?!\w*\s+(по\s+)?(питани|мощност|энерг|памят|тепл))|сколько\s+за\b|\b(rough|ballpark|approximate|total)\s+(cost|price|estimate|figure)"
     r"|\bcost\s+(for|of)\s+(a|an|one|two|\d+)\b|\b(a|the)\s+(number|figure|ballpark)\s+for\b"
     r"|what'?s\s+it\s+(gonna|going\s+to)\s+(be|cost))")
 # a price asked in other words than the price list's own: «сколько это стоит», "how much is it"
@@ -191,12 +192,21 @@ EXPLAIN = re.compile(r"(?i)(\bпочему\b|\bзачем\b|\bкак\s+(это|�
 # "which technique…", «каким методом…»
 TECHNIQUE = re.compile(r"(?i)(\bwhat\s+(does|do|is\s+doing)\s+(that|this|it)\b|\bwhich\s+(technique|method|tool|trick"
                        r"|approach|component|setting|feature)s?\b|что\s+(за\s+)?(это|этим)\s+отвеча\w*"
-                       r"|как(ой|им|ая|ую)\s+(метод|при[её]м|техник|подход|инструмент|фич)\w*)")
-# attempts to re-instruct the bot: a security policy, not a route to learn
+                       r"|как(ой|им|ая|ую)\s+(метод|при[её]м|техник|подход|инструмент|фич)\w*"
+                       r"|что\s+(это\s+)?за\s+(трюк|при[её]м|метод|техник|подход|фич|хитрост|лайфхак)\w*"
+                       r"|\b(есть|бывает)\s+(\w+\s+)?(трюк|при[её]м|способ|вариант|техник)\w*\s*,?\s+(где|когда|при\s+котор)\w*"
+                       r"|\b(there'?s|there\s+is|heard\s+of)\s+(a|some)\s+(trick|technique|method|way|mode)\s+(where|that|when)\b)")
+# attempts to re-instruct the bot: a security policy, not a route to learn. A system prompt is asked for when a verb
+# or "your" asks it of us («покажи свой системный промпт»); one that is the subject of a question («у всех запросов
+# один системный промпт — можно не пересчитывать?», prompt caching) is a concept
 INJECTION = re.compile(
     r"(?i)((ignore|disregard|forget)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier)?\s*"
-    r"(instructions|rules|prompts?)|system\s+prompt|(забудь|игнорируй|проигнорируй)\s+(вс[её]\s+|все\s+|свои\s+)*"
-    r"(предыдущ\w*\s+)?(инструкци|правил|указани)\w*|системн\w*\s+(промпт|подсказк|инструкци)\w*"
+    r"(instructions|rules|prompts?)|(forget|ignore)\s+(all\s+|any\s+)*(the\s+)?system\s+prompt"
+    r"|\b(print|show|reveal|repeat|tell|give|output|display|dump|leak|share|what'?s|what\s+is|your|ur)\W+(\w+\W+){0,3}"
+    r"system\s+prompt|(забудь|игнорируй|проигнорируй)\s+(вс[её]\s+|все\s+|свои\s+)*"
+    r"(предыдущ\w*\s+)?(инструкци|правил|указани)\w*"
+    r"|(покажи|выведи|выдай|скажи|напиши|дай|повтори|раскрой|како[йв]|тво[йиею]\w*|сво[йиею]\w*|ваш\w*|забудь"
+    r"|игнорируй)\W+(\w+\W+){0,3}системн\w*\s+(промпт|подсказк|инструкци)\w*"
     r"|\bjailbreak\b|\bDAN\s+mode\b|developer\s+mode|pretend\s+(that\s+)?you\s+(have\s+no|are\s+not|aren'?t)"
     r"|\byou\s+have\s+no\s+(restrictions|rules|filters)\b|\b(admin|root)\s+(password|credentials)"
     r"|(пароль|доступ)\s+(от\s+)?(админ\w*|сервер\w*|root)|представь,?\s+что\s+(у\s+тебя\s+)?нет\s+(ограничений|правил)"

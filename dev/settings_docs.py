@@ -58,7 +58,8 @@ MD_OUTSIDE = "\n".join((
     "| `LLAMA_CMAKE_ARGS` | portable CPU flags (`-DGGML_NATIVE=OFF -DGGML_AVX2=ON …`) | CMake flags "
     "llama-cpp-python is built with, e.g. `-DGGML_CUDA=on` on a GPU host. Each flag set is built once and kept. |",
     "| `ANCHORGPU_CACHE_DIR` | `$XDG_CACHE_HOME/anchorgpu` (`~/.cache/anchorgpu`) | Where built wheels are kept; "
-    "the semantic router's cache (`RAG_ROUTER_CACHE_DIR`) follows it. |",
+    "the semantic router's cache (`RAG_ROUTER_CACHE_DIR`) and the vector cache (`RAG_VECTOR_CACHE_DIR`) follow "
+    "it. |",
     "",
 ))
 

@@ -252,6 +252,13 @@ class RAGSettings(BaseSettings):
                                  "(`~/.cache/anchorgpu/router`)"),
         description="Where the semantic router keeps its bank's vectors (keyed by the bank's text and the "
                     "embedder), shared by every process of the machine.")
+    vector_cache_dir: Path = Field(
+        default_factory=lambda: _user_cache_dir() / "vectors",
+        json_schema_extra=_shown("`$ANCHORGPU_CACHE_DIR/vectors`, else `$XDG_CACHE_HOME/anchorgpu/vectors` "
+                                 "(`~/.cache/anchorgpu/vectors`)"),
+        description="Where the vectors of the curated phrasings and English renderings are kept (keyed by "
+                    "their text and the embedder), shared by every process and state folder of the machine; "
+                    "setup fills it, so no first start embeds them.")
     collection: str = Field("glossary", description="Chroma collection of the glossary.")
     top_k: int = Field(4, ge=1, le=50, description="Glossary entries retrieved per question (and the default "
                                                    "of `anchorgpu search --k`).")

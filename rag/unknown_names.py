@@ -25,6 +25,9 @@ from rag.text import fold
 _WORD = re.compile(r"[a-z][a-z0-9]*(?:[._+&-][a-z0-9]+)*")
 _IDENTIFIER = re.compile(r"[a-z][._][a-z]")  # max_norm, torch.compile: code, never an English word
 _PARTS = re.compile(r"[-+&]")
+_TERM = re.compile(r"\d|[A-Za-z]*[A-Z][A-Za-z]*[A-Z]")  # a digit or two capitals: BF16, LoRA, KV, not "inference"
+# a product's name written with an inner capital (TensorRT, LangChain): a name, never an English word
+_CAMEL = re.compile(r"(?<![\w.])[A-Za-z]*[a-z][A-Z][A-Za-z]*(?![\w.])")
 _ENDINGS = ("s", "es", "ed", "d", "ing", "er", "ers")
 TYPO_SIMILARITY = 0.8  # "gradint" is "gradient", "onnx" is nothing
 MIN_TYPO_LENGTH = 5
@@ -78,14 +81,17 @@ class Vocabulary:
     def unknown_names(self, question: str, lang: Lang) -> list[str]:
         """The question's names this vocabulary lacks, in order (none for an English question's plain words).
         None either when the question also names a concept of the glossary in Latin letters ("llama" beside
-        "bf16" is the context of a question about BF16)."""
-        if self._names is not None and self._names.search(fold(question)):
+        "bf16" is the context of a question about BF16); in an English question, by a name written as a term
+        (BF16, LoRA, KV cache), since "inference" or "model" there are plain English words."""
+        if self._names is not None and any(lang != "en" or _TERM.search(question[found.start():found.end()])
+                                           for found in self._names.finditer(fold(question))):
             return []
         found: list[str] = []
+        camel = {fold(word) for word in _CAMEL.findall(question)}
         for word in _WORD.findall(fold(question)):
             if len(word) < 3 or any(ch.isdigit() for ch in word) or word in found:
                 continue  # h100, 7b, sm_90, fp8: catalog names and versions, read by the slots
-            if lang == "en" and not _IDENTIFIER.search(word):
+            if lang == "en" and not _IDENTIFIER.search(word) and word not in camel:
                 continue
             if not self.knows(word):
                 found.append(word)

@@ -65,6 +65,10 @@ SITE_PACKAGES="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_pa
 # Models are checked every time (cheap: size + cached digest); assembled only when missing or wrong.
 "$VENV/bin/python" -m anchorgpu.provision
 
+# The vectors a first answer would otherwise wait for (the router's bank, the English renderings, the
+# phrasings: about a minute of embedding), into the machine's cache that every process and state folder reads.
+HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False "$VENV/bin/python" -m anchorgpu.warm
+
 # telegram-test-api (npm), a third-party Bot API emulator for tests/e2e/test_third_party_bot_api.py: installed
 # from its committed lockfile into the ignored var/npm, again only when the lockfile changes (tests run offline).
 # Without npm the step is skipped and that test skips.

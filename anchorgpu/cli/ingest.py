@@ -25,9 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from rag.glossary import GlossaryError, load_glossary
     from rag.retrieval.dense import EmbedderError, get_embedder
-    from rag.retrieval.english import current_english, english_vectors
+    from rag.retrieval.english import current_english, served_english
     from rag.retrieval.index import IndexStoreError, open_index
-    from rag.retrieval.phrasings import current_phrasings, phrasing_vectors
+    from rag.retrieval.phrasings import current_phrasings, served_phrasings
 
     settings = get_settings()
     rag = settings.rag
@@ -37,9 +37,9 @@ def run(args: argparse.Namespace) -> int:
         report = open_index(rag, entries, embedder, rebuild=args.rebuild).report
         # the curated English renderings' vectors too, so the first start reads them (rag.retrieval.english)
         english = current_english(entries, settings.data.data_dir)
-        english_vectors(entries, english, embedder, None if rag.chroma_url else rag.chroma_path)
+        served_english(entries, embedder, rag, settings.data.data_dir)
         phrasings = current_phrasings(settings.data.data_dir)  # and how customers ask (rag.retrieval.phrasings)
-        phrasing_vectors(entries, phrasings, embedder, None if rag.chroma_url else rag.chroma_path)
+        served_phrasings(entries, embedder, rag, settings.data.data_dir)
     except (GlossaryError, EmbedderError, IndexStoreError) as exc:
         print(f"anchorgpu ingest: {exc}", file=sys.stderr)
         return 1

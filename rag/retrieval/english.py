@@ -6,8 +6,8 @@ eating the vram?" under the gate's dense threshold). Each entry whose rendering 
 text (:mod:`rag.verification.renderings`) gets a second vector, "term: English"; an entry's dense score is
 the better of its two. Entries without a current rendering score by their Russian vector alone.
 
-The vectors are computed once per (embedder, renderings) and kept in memory and beside the embedded index
-(``anchorgpu-english-<version>.npz``), so a restart with the same glossary reads one file.
+The vectors are computed once per (embedder, renderings) and kept in memory and in the machine's vector cache
+(``anchorgpu-english-<version>.npz``, :mod:`rag.retrieval.kept`), so any start with the same glossary reads one file.
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ def current_english(entries: Sequence[GlossaryEntry], data_dir: Path) -> dict[st
 
 def served_english(entries: Sequence[GlossaryEntry], embedder: Embedder, rag: RAGSettings, data_dir: Path,
                    ) -> np.ndarray | None:
-    """The English vectors a served index uses, kept beside an embedded index (a Chroma server keeps none)."""
+    """The English vectors a served index uses, kept in the machine's vector cache."""
     return english_vectors(entries, current_english(entries, data_dir), embedder,
-                           None if rag.chroma_url else rag.chroma_path)
+                           rag.vector_cache_dir)
 
 
 def english_version(entries: Sequence[GlossaryEntry], english: Mapping[str, str], embedder: Embedder) -> str:

@@ -7,8 +7,8 @@ definition, written by the maintainers (never shown, never quoted: they only ste
 embedded as a query, since a question is compared with a question here; an entry's dense score is the
 better of its own vectors and its concept's best phrasing, less :data:`PHRASING_MARGIN`.
 
-The vectors are computed once per (embedder, phrasings, glossary) and kept in memory and beside the embedded
-index (``anchorgpu-phrasings-<version>.npz``), as the English vectors are (:mod:`rag.retrieval.english`).
+The vectors are computed once per (embedder, phrasings, glossary) and kept in memory and in the machine's vector
+cache (``anchorgpu-phrasings-<version>.npz``), as the English vectors are (:mod:`rag.retrieval.english`).
 """
 
 from __future__ import annotations
@@ -102,9 +102,9 @@ class PhrasingVectors:
 
 def served_phrasings(entries: Sequence[GlossaryEntry], embedder: Embedder, rag: RAGSettings, data_dir: Path,
                      ) -> PhrasingVectors | None:
-    """The phrasing vectors a served index uses, kept beside an embedded index (a Chroma server keeps none)."""
+    """The phrasing vectors a served index uses, kept in the machine's vector cache."""
     return phrasing_vectors(entries, current_phrasings(data_dir), embedder,
-                            None if rag.chroma_url else rag.chroma_path)
+                            rag.vector_cache_dir)
 
 
 def phrasing_vectors(entries: Sequence[GlossaryEntry], phrasings: Mapping[str, Sequence[str]], embedder: Embedder,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from infra.settings import RAGSettings
 from tests.conftest import REPO_ROOT, SMALL_MODEL
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
@@ -90,7 +91,11 @@ def state(tmp_path: Path) -> Path:
 def terminal(tmp_path: Path, state: Path) -> Terminal:
     state.mkdir()
     (state / "models").symlink_to(REPO_ROOT / "var" / "models")
+    # a fresh state folder and home, on the machine's vector caches as `make run`'s set-up leaves them
+    # (anchorgpu.warm): the first start builds its index but embeds no phrasing or route again
+    caches = RAGSettings()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "xterm", "HF_HUB_OFFLINE": "1",
+           "RAG_VECTOR_CACHE_DIR": str(caches.vector_cache_dir), "RAG_ROUTER_CACHE_DIR": str(caches.router_cache_dir),
            "ANCHORGPU_STATE_DIR": str(state), "ANCHORGPU_LOG_LEVEL": "DEBUG", "LLM_MODEL_PATH": str(SMALL_MODEL),
            "LLM_ANSWER_MODE": "generate", "PYTHONUNBUFFERED": "1"}
     return Terminal([sys.executable, "-m", "anchorgpu", "run", "--lang", "en"], env, tmp_path)

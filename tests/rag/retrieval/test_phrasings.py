@@ -77,8 +77,8 @@ def test_a_question_about_something_else_stays_out_of_scope(question: str) -> No
     assert not shared_retriever().search(question, k=4).in_scope
 
 
-def test_phrasing_vectors_are_kept_beside_the_index_and_read_back(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_phrasing_vectors_are_kept_in_the_vector_cache_and_read_back(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     retriever = shared_retriever()
     entries = retriever.entries[:3]
     phrasings = {entries[0].concept: ["раз два", "one two"], entries[2].concept: ["три"]}
