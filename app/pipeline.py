@@ -126,6 +126,16 @@ ABOUT_US = re.compile(r"(?i)\b(you|your|yours|u|ur|ты|тебя|тебе|тво
 PURPOSE = re.compile(r"(?i)\b(built|designed|made|meant|intended|good)\s+for\b|\bwhat'?s\s+(it|that|the\s+\S+)\s+for\b"
                      r"|\bwhat\s+kind\s+of\s+(card|gpu)\b|для\s+чего|под\s+как\w+\s+задач|для\s+как\w+\s+задач"
                      r"|что\s+(это\s+)?(вообще\s+)?за\s+(карт|видеокарт|gpu|железк)\w*|с\s+к[еа]м\s+(е[её]|его)\s+сравнива")
+# a lighter or faster version of a named model asked for («виспер жрёт память, есть версия пошустрее?», "is there a
+# lighter variant of sdxl?"): a concept (faster-whisper, distillation), not a fit, whatever memory it mentions
+ALTERNATIVE = re.compile(r"(?i)(верси|вариант|аналог|альтернатив|реализаци|сборк)\w*\s+(\w+\s+)?(по)?(шустрее|быстрее"
+                         r"|легче|лучше|меньше|полегче|поменьше)|(faster|lighter|smaller|quicker|leaner)\s+(\w+\s+)?"
+                         r"(version|variant|alternative|implementation|fork|build)s?\b")
+# a setting written as code ("what max_norm should i use…", «какой weight_decay ставить для 7b?»): a question about
+# that setting, not a fit (the answerer refuses it by name when the glossary lacks it)
+CODE_NAME = re.compile(r"(?i)\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\(")
+# two options set against each other, not the hardware to run on («на чём лучше гонять gemma?» asks the fit)
+TOOLS_OR = re.compile(r"(?i)^(?!.*\bна\s+ч[её]м\b).*(\bor\b|\bили\b|\bvs\.?|\bversus\b|\bпротив\b)")
 # the hardware a question names in general words ("why does llama 70b need 2 gpus?"): a fit question
 GPU_WORDS = re.compile(r"(?i)\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|видеокарт|видюх|\bvram\b|памят|\bmemory\b"
                        r"|\bgb\b|\bгб\b|\bгиг\w*")
@@ -479,6 +489,12 @@ class ReplyPipeline:
             return Decision("glossary")
         if has_gpu and distinct == 1 and PURPOSE.search(text) and not has_model and not has_duration and not money \
                 and self._gpu_in_glossary(slots.gpu_ids[0]):
+            return Decision("glossary")
+        # and a choice between two tools with a model named in passing ("comfyui or automatic1111 for sd + flux
+        # pipelines, which suits better?"): no GPU, no memory, no running asked
+        two_tools = words.compare and TOOLS_OR.search(text) is not None and not words.strong_fit
+        if has_model and not has_gpu and not has_duration and not money and (
+                ALTERNATIVE.search(text) or (not SIZING.search(text) and (CODE_NAME.search(text) or two_tools))):
             return Decision("glossary")
         # the router hears a glossary question and it asks how or why: a GPU or model named in passing is
         # context («учим на a100 в fp16, лезут nan — что даст bf16?»), not the question

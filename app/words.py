@@ -90,14 +90,14 @@ class Signals:
 # what a fit question sounds like, in any words: the semantic router covers the rest
 FIT_WORDS = re.compile(
     r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|вытян\w*|вывез\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит"
-    r"|завед[её]тся|подн(ять|иму|им)\w*|развернуть|дообуч\w*|обуч\w*|файнтюн\w*|инференс\w*|\bfits?\b|\brun\b|\brunning\b"
+    r"|завед[её]тся|подн(ять|иму|им)\w*|развернуть|дообуч\w*|обуч\w*|файнтюн\w*|инференс\w*|\bfits?\b(?!\s+(better|best|more))|\brun\b|\brunning\b"
     r"|\bserve\b|\bserving\b|\bhost\b|\bload\b|\bwork\b|\bhandle\b|\bvram\b|\bmemory\b|памят\w*|\bнужн\w*|\bнуж(ен|на|но|ны)\b|\bпод\b|\bneed\b"
     r"|fine[\s-]?tun\w*|\btrain\w*|\blora\b|\bqlora\b|\binference\b|\bдля\b|\bfor\b|\bна\s+ч[её]м\b|\bwhich\s+gpu"
     r"|какую\s+(карт|gpu|видеокарт))")
 # a model runs, trains or is served on a GPU: "will it run", «потянет», «запустится», «влезет»
 STRONG_FIT = re.compile(
     r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|вытян\w*|вывез\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит"
-    r"|завед[её]тся|дообуч\w*|файнтюн\w*|\bfits?\b|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*)")
+    r"|завед[её]тся|дообуч\w*|файнтюн\w*|\bfits?\b(?!\s+(better|best|more))|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*)")
 # the model's own facts: its makers, its training, its parts and abilities (asked "does it …", «умеет ли …»)
 MODEL_FACT = re.compile(
     r"(?i)\bwho(?:'?s)?\b|\bкто\b|\bкем\b|\btrained\s+on\b|\bwas\s+(it\s+)?trained\b|\bобучал(а|и|ась|ся)?\b"

@@ -81,7 +81,9 @@ async def on_question(message: Message, question: str, bot: Bot, answering: Answ
     reply = await answering.pipeline.reply(question, history=history,
                                            lang=lang if reader.lang_explicit else None)
     if isinstance(reply, GlossaryReply):
-        await answer_question(message, question, bot, answering, output, reader, history=history,
+        # the question as the pipeline read it (Russian typed in Latin letters spelled in Cyrillic, a follow-up
+        # completed), as the console and the guest front answer it
+        await answer_question(message, reply.question, bot, answering, output, reader, history=history,
                               topical=reply.topical)
         return
     if isinstance(reply, RefusalReply) and reply.reason.key == "pipeline_off_topic":

@@ -227,7 +227,7 @@ async def _answer(services: Any, answerer: Any, question: str, key: str
     history = await answerer.history(key)
     reply = await services.pipeline.reply(question, history=history)
     if isinstance(reply, GlossaryReply):
-        answer = await answerer.ask(question, key, history=history, topical=reply.topical)
+        answer = await answerer.ask(reply.question, key, history=history, topical=reply.topical)
         english = None
         if answer.quotes:
             english = all(quote.original is not None for quote in answer.quotes)
