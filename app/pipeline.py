@@ -136,6 +136,11 @@ ALTERNATIVE = re.compile(r"(?i)(верси|вариант|аналог|альт�
 CODE_NAME = re.compile(r"(?i)\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\(")
 # two options set against each other, not the hardware to run on («на чём лучше гонять gemma?» asks the fit)
 TOOLS_OR = re.compile(r"(?i)^(?!.*\bна\s+ч[её]м\b).*(\bor\b|\bили\b|\bvs\.?|\bversus\b|\bпротив\b)")
+# how long a training or a run takes («сколько времени учить 70b с нуля?», "how long does it take to train a 70b
+# model?"): a time the fit does not compute (the glossary says what it says about it, or nothing)
+TIME_ASKED = re.compile(r"(?i)\bhow\s+long\s+(does|would|will|did)\s+(it|\w+)\s+take\b|\bhow\s+long\s+to\s+(train|fine"
+                        r"|finetune|pretrain)|сколько\s+(времени|дней|часов|по\s+времени)\s+(\w+\s+)?(займ|уйд|обуча|учит"
+                        r"|трениров|дообуч|файнтюн)|как\s+долго\s+(\w+\s+)?(обуча|учит|трениров|дообуч)")
 # the hardware a question names in general words ("why does llama 70b need 2 gpus?"): a fit question
 GPU_WORDS = re.compile(r"(?i)\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|видеокарт|видюх|\bvram\b|памят|\bmemory\b"
                        r"|\bgb\b|\bгб\b|\bгиг\w*")
@@ -388,7 +393,10 @@ class ReplyPipeline:
             return Decision("refusal", refusal="off_topic")  # "ignore previous instructions…": never obeyed
         if FAREWELL.match(text):
             return Decision("smalltalk", smalltalk="farewell")  # «пока»: not a greeting to introduce the bot to
-        if ABOUT_THE_BOT.search(text) and not words.insult and not has_gpu and not has_model and not has_duration:
+        # «бесполезный ты бот» says the bot did not help: a complaint, not a question of what it is
+        complaint = sem == "complaint" and words.lead(sem) >= CLEAR_MARGIN
+        if ABOUT_THE_BOT.search(text) and not words.insult and not complaint and not has_gpu and not has_model \
+                and not has_duration:
             return Decision("smalltalk", smalltalk="help")  # what this bot is and does
         # a fault or build of one program's version («vllm 0.4.2 падает…»), a release date or a future price: in
         # no glossary and no catalog (an OOM is the fit's question, a GPU we rent is the price list's)
@@ -492,6 +500,8 @@ class ReplyPipeline:
             return Decision("glossary")
         # and a choice between two tools with a model named in passing ("comfyui or automatic1111 for sd + flux
         # pipelines, which suits better?"): no GPU, no memory, no running asked
+        if has_model and TIME_ASKED.search(text) and not has_duration and not money:
+            return Decision("glossary")
         two_tools = words.compare and TOOLS_OR.search(text) is not None and not words.strong_fit
         if has_model and not has_gpu and not has_duration and not money and (
                 ALTERNATIVE.search(text) or (not SIZING.search(text) and (CODE_NAME.search(text) or two_tools))):

@@ -194,6 +194,9 @@ TECHNIQUE = re.compile(r"(?i)(\bwhat\s+(does|do|is\s+doing)\s+(that|this|it)\b|\
                        r"|approach|component|setting|feature)s?\b|что\s+(за\s+)?(это|этим)\s+отвеча\w*"
                        r"|как(ой|им|ая|ую)\s+(метод|при[её]м|техник|подход|инструмент|фич)\w*"
                        r"|что\s+(это\s+)?за\s+(трюк|при[её]м|метод|техник|подход|фич|хитрост|лайфхак)\w*"
+                       r"|\bкак\s+(мне\s+)?(сделать|добиться|заставить)\w*,?\s+(чтобы|чтоб)\b"
+                       r"|\bhow\s+(do\s+i|can\s+i|to|do\s+you)\s+(make|get|force)\s+(it|sd|the\s+model|\w+)\s+(to\s+)?(always|keep"
+                       r"|draw|generate|produce|stop|remember)\b"
                        r"|\b(есть|бывает)\s+(\w+\s+)?(трюк|при[её]м|способ|вариант|техник)\w*\s*,?\s+(где|когда|при\s+котор)\w*"
                        r"|\b(there'?s|there\s+is|heard\s+of)\s+(a|some)\s+(trick|technique|method|way|mode)\s+(where|that|when)\b)")
 # attempts to re-instruct the bot: a security policy, not a route to learn. A system prompt is asked for when a verb
