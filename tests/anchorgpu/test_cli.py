@@ -8,6 +8,7 @@ import pytest
 
 from anchorgpu.cli import COMMAND_MODULES, main
 from anchorgpu.cli.bench import UNAVAILABLE
+from infra.settings import RAGSettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,8 +61,10 @@ def test_console_chat_answers_help_without_a_token(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
     (state / "models").symlink_to(REPO_ROOT / "var" / "models")
+    caches = RAGSettings()  # a fresh state folder on the machine's vector caches, as `make run`'s set-up leaves them
     env = {"PATH": "/usr/bin:/bin", "ANCHORGPU_STATE_DIR": str(state), "HOME": str(tmp_path),
-           "HF_HUB_OFFLINE": "1"}
+           "HF_HUB_OFFLINE": "1", "RAG_VECTOR_CACHE_DIR": str(caches.vector_cache_dir),
+           "RAG_ROUTER_CACHE_DIR": str(caches.router_cache_dir)}
     result = subprocess.run([sys.executable, "-m", "anchorgpu", "run", "--lang", "en"], input="/help\n/quit\n",
                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
