@@ -169,13 +169,14 @@ FRACTION = _re(r"\bкус(ок|оч\w*|ки)\s+(\w+\s+)?(карт|gpu|гпу|в�
 RENT_VERB = _re(r"ар[еи]нд|\brent|\bbook|взять|снять|купить|\bbuy|\bget\b|дадите|даёте|даете|можно|\bcan\s+i|"
                 r"\bdo\s+you\s+(offer|have|sell)|есть\s+ли|сдаёте|сдаете")
 # what becomes of one's files, models, checkpoints when a rental stops or ends
-DATA = _re(r"\b(my|our)\s+(data|files?|datasets?|checkpoints?|weights|models?|disks?|storage|volumes?)\b|"
+DATA = _re(r"\b(my|our)\s+(\w+\s+)?(data|files?|datasets?|checkpoints?|weights|models?|disks?|storage|volumes?)\b|"
            r"\b(data|files?)\s+(safe|kept|stay|remain|deleted|wiped|erased|lost|gone|persist)|"
            r"\b(delete|wipe|erase|keep|lose|back\s*up)\w*\s+(my|our)\s+(data|files?|disk)|"
-           r"\b(мо[иеёя]\w*|наш\w*|сво\w+)\s+(данн|файл|датасет|чекпоинт|вес|модел|диск)\w*|"
+           r"\b(мо[иеёя]\w*|наш\w*|сво\w+)\s+(\w+\s+)?(данн|файл|датасет|чекпоинт|вес|модел|диск)\w*|"
            r"\bданн\w+\s+(сохран|удал|останут|пропад|сотр|потер)|\b(сохран|удал|останут|пропад|сотр|потер)\w*\s+"
            r"(ли\s+)?(мои\s+|наши\s+)?(данн|файл|диск)")
-DATA_FATE = _re(r"safe|kept|keep|stay|remain|delet|wip|eras|lost|lose|gone|persist|happen|back\s*up|"
+DATA_FATE = _re(r"safe|kept|keep|stay|remain|delet|wip|eras|lost|lose|gone|persist|happen|back\s*up|vanish|disappear|"
+                r"исчез|"
                 r"сохран|удал|останут|остан|пропад|сотр|потер|будет\s+с|случится|денутся|бэкап")
 AUTOMATIC = _re(r"автоматическ|\bсам[оа]?\b|automatic|by\s+itself|on\s+its\s+own")
 REMIND = _re(r"напом[ни]|напомин|уведом|оповест|предупред|\bremind|notif|\balert|\bwarn|\bping\s+me")

@@ -104,6 +104,8 @@ LENGTHS_QUOTE = "В этом каталоге неделя составляет 
     ("что будет с моими файлами после окончания аренды?", "data"),
     ("если остановлю сервер, данные сохранятся?", "data"),
     ("will you delete my files if I stop the instance?", "data"),
+    ("when i stop my rented container, do my downloaded models vanish?", "data"),  # a word between, another verb
+    ("если остановить сервер, мои скачанные модели исчезнут?", "data"),
     ("do I lose my checkpoints when the placement expires?", "data"),
     # how to rent
     ("как арендовать видеокарту", "rent"),
