@@ -58,9 +58,12 @@ _SIDE_START = re.compile(r"^.*(:|\s[—–]\s)\s*")
 _ASKS_WHICH = re.compile(r"(?i)^(что|кто|какой|какая|какое|какую|which|what('?s|\s+is)?)(\s+(one|is|же))?"
                          r"(\s+(лучше|выбрать|брать|взять|быстрее|дешевле|выгоднее|better|faster|cheaper|best"
                          r"|to\s+(choose|pick|use|take)))?$")
-_SIDE_FILLER = re.compile(r"(?i)^(the|a|an|как|how)\s+|\s+(в\s+ч[её]м\s+разница|difference|разница)$")
+_SIDE_FILLER = re.compile(r"(?i)^((whats|what'?s|what\s+is|what\s+are|explain|объясни|(the\s+)?difference\s+between"
+                          r"|разница\s+между|разницу\s+между)\s+)?(the|a|an|как|how)?\s*"
+                          r"|\s+(в\s+ч[её]м\s+разница|difference|разница)$")
 # where a side's name ends: a clause ("…, обоим нужен loss scaling?", "… - do both need…") or a circumstance
-_SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s).*$")
+_SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s"
+                       r"|\s(in\s+plain\s+english|in\s+simple\s+(terms|words)|простыми\s+словами|по-простому)\b).*$")
 
 # a side of a comparison that points back ("а чем она отличается от QLoRA?" after "что такое LoRA?")
 _ANAPHOR = re.compile(r"(?i)^(он|она|оно|они|это|этот|эта|эти|то|it|this|that|they|them|these|those|"

@@ -6,6 +6,7 @@ import re
 from decimal import Decimal
 
 from app.intents import Intent
+from app.views.compare import short_name
 from app.views.quote import money
 from gpu.data import GpuData
 from gpu.prices import PriceList, Term
@@ -55,7 +56,8 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
         parts.append(t("price_rented_instead", lang, gpus=rented))
         return markup.text("\n".join(parts))
     # an example in the customer's own words, never a count or a term nobody asked for
-    gpu = catalog.get(intent.gpu_ids[0]).name.replace("NVIDIA ", "").split()[0] if intent.gpu_ids else "H100"
+    # («2 RTX 4090 на неделю», not «2 GeForce…»: the name without its vendor, product line and memory size)
+    gpu = re.sub(r"\s+\d+\s?GB$", "", short_name(catalog.get(intent.gpu_ids[0]))) if intent.gpu_ids else "H100"
     parts.append(t("price_ask_for_quote", lang, gpu=gpu))
     return markup.text("\n".join(parts))
 

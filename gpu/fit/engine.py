@@ -69,6 +69,7 @@ class FitRequest:
     vae_slicing: bool = False
     beam: int = 5
     count_given: bool = False
+    training_asked: bool = False  # a training or LoRA asked of a model whose training is not computed here
 
     @property
     def effective_context(self) -> int:
@@ -635,6 +636,8 @@ class FitEngine:
     def _notes(self, req: FitRequest, result: FitResult) -> list[Phrase]:
         model, notes = req.model, []
         parallel = req.effective_parallel
+        if req.training_asked:  # first: the figures below are for generating, not for the training asked
+            notes.append(Phrase.of("fit_note_training_llm_only", model=model.name))
         if model.estimated:
             notes.append(Phrase.of("fit_note_estimated"))
         if model.kind == "llm" and model.is_mla:

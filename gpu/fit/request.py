@@ -53,6 +53,7 @@ class ParsedRequest:
     request: FitRequest
     ignored: list[str] = field(default_factory=list)  # every word not used, ordinary words included
     unknown: list[str] = field(default_factory=list)  # the ignored words that look like a name, grouped
+    other_model: str | None = None  # a second model named: only the first is sized
 
     def notes(self, parser: RequestParser) -> list[Phrase]:
         """One note per name nobody knows ("h300", "rtx 5070 ti super", "q5_k_xl"): "did you mean" where
@@ -66,6 +67,8 @@ class ParsedRequest:
                 plain.append(word)
         if plain:
             notes.append(Phrase.of("fit_note_ignored", words=", ".join(plain)))
+        if self.other_model is not None:
+            notes.insert(0, Phrase.of("fit_note_other_model", model=self.request.model.name, other=self.other_model))
         return notes
 
 
@@ -382,8 +385,23 @@ class RequestParser:
             for _, word in ignored:
                 if LOOKS_LIKE_GPU.match(word) and parse_param_count(word) is None:
                     raise FitInputError("fit_err_unknown_gpu", self.gpus.suggestions(word), name=word)
+        other = self._named_model(ignored)  # «whisper и llama 8b одновременно»: one model is sized, said so
         return ParsedRequest(self._build(model, gpu, count, opts), [w for _, w in ignored],
-                             self.unknown_names(ignored))
+                             self.unknown_names(ignored),
+                             other_model=other.name if other is not None and other.id != model.id else None)
+
+    def _named_model(self, words: list[tuple[int, str]]) -> ModelSpec | None:
+        """A catalog model named by adjacent words (a name, not a bare size such as "8b")."""
+        for width in range(min(5, len(words)), 0, -1):
+            for start in range(len(words) - width + 1):
+                run = words[start:start + width]
+                if run[-1][0] - run[0][0] != width - 1 or all(parse_param_count(w) is not None for _, w in run):
+                    continue
+                spec = self.models.find(" ".join(w for _, w in run))
+                if spec is not None:
+                    return spec
+        family_size = self._family_and_size(words)  # "llama 8b": a family and its size
+        return family_size[0] if family_size is not None else None
 
     def _counted_noun(self, opts: dict[str, Any], tok: str, following: list[str]) -> int:
         """A number read with the noun after it: "в 4 бита" (quantization), "4096 tokens" (context),
@@ -601,6 +619,7 @@ class RequestParser:
         if count is not None:
             _bounded(count, 1, MAX_GPU_COUNT, "GPU count")
         mode = opts.pop("mode", "inference")
+        training_asked = model.kind != "llm" and mode != "inference"
         if model.kind != "llm":
             mode = "inference"
         default_quant = "bf16"
@@ -616,7 +635,7 @@ class RequestParser:
         if mode == "train" and quant not in ("bf16", "fp16", "fp32"):
             raise FitInputError("fit_err_train_quant", ["qlora", "lora", "train"], quant=quant)
         request = FitRequest(model=model, gpu=gpu, gpu_count=count or 1, mode=mode, quant=quant,
-                             count_given=count is not None)
+                             count_given=count is not None, training_asked=training_asked)
         return replace(request, **opts)
 
 

@@ -77,6 +77,14 @@ def test_a_gpu_that_is_not_rented_is_said_to_be_so_and_discounts_come_from_the_p
     assert all(f"месяц −{percent}%" in discounts for percent in month), discounts
 
 
+@pytest.mark.parametrize(("text", "example"), [("сколько стоит одна 4090 в час", "«2 RTX 4090 на неделю»"),
+                                              ("цена mi300x", "«2 MI300X на неделю»")])
+def test_a_price_s_example_of_a_total_names_the_gpu_as_a_customer_writes_it(text: str, example: str) -> None:
+    from app.views.prices import render_price_answer
+
+    assert example in render_price_answer(INTENTS.classify(text), DATA, "ru")
+
+
 @pytest.mark.parametrize("text", ["учу на 4090, на backward вылетает CUDA out of memory, что делать?",
                                   "a100 keeps hitting OOM during training", "нехватка видеопамяти на l4 при генерации"])
 def test_an_out_of_memory_error_is_not_a_question_about_the_memory_size(text: str) -> None:

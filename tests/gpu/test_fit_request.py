@@ -170,3 +170,23 @@ def test_a_diffusion_model_that_does_not_fit_is_offered_a_smaller_weight_format(
     quant = [s for s in result.suggestions if s.kind == "quant"]
     assert quant and quant[0].fits and quant[0].value in ("fp8", "nf4")
     assert service.fit(f"flux {quant[0].value} на 4090").fits
+
+
+@pytest.mark.parametrize("text", ["обучить lora на sdxl на 4090", "train whisper large v3 on an a100"])
+def test_training_asked_of_a_model_whose_training_is_not_computed_is_said_first(service: FitService,
+                                                                               text: str) -> None:
+    """Training memory is computed for language models only: a LoRA of SDXL gets the memory to generate with it,
+    and the first note says so (the figures are not the training's)."""
+    result = service.fit(text)
+    assert result.request.mode == "inference" and result.request.training_asked
+    assert result.notes[0].key == "fit_note_training_llm_only"
+    assert not service.fit("sdxl на 4090").request.training_asked
+
+
+@pytest.mark.parametrize(("text", "other"), [("потянет ли a100 40gb whisper large v3 и llama 8b одновременно?", "8B"),
+                                             ("qwen 2.5 32b или llama 3 70b на 2 h100?", "70B")])
+def test_a_second_model_named_is_said_not_to_be_counted(service: FitService, text: str, other: str) -> None:
+    parsed = service.parser.parse(text)
+    assert parsed.other_model is not None and other in parsed.other_model
+    assert parsed.notes(service.parser)[0].key == "fit_note_other_model"
+    assert service.parser.parse("llama 3 70b на 2 h100").other_model is None  # one model: no such note

@@ -30,6 +30,10 @@ from tests.conftest import DATA_DIR
     ("что лучше для инференса vllm или tgi?", ("vllm", "tgi")),
     ("which is better for training, a100 or h100?", ("a100", "h100")),
     ("что лучше для обучения a100 80gb или h100 80gb?", ("a100 80gb", "h100 80gb")),
+    # the question's own words before a side, a manner after it
+    ("whats tensor parallel vs pipeline parallel in plain english", ("tensor parallel", "pipeline parallel")),
+    ("what's lora vs qlora", ("lora", "qlora")),
+    ("чем tp отличается от pp простыми словами?", ("tp", "pp")),
 ])
 def test_comparison_sides(question: str, sides: tuple[str, str]) -> None:
     assert comparison_sides(question) == sides
