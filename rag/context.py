@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 
 from rag.glossary import GlossaryEntry
 from rag.retrieval.retriever import Hit, SearchResult
-from rag.subject import names_subject
+from rag.subject import names_subject, own_subject
 from rag.text import compact
 
 # On the in-scope eval questions, every one whose runner-up concept scored under 0.6 of the first hit had
@@ -59,7 +59,7 @@ _ASKS_WHICH = re.compile(r"(?i)^(что|кто|какой|какая|какое|
                          r"(\s+(лучше|выбрать|брать|взять|быстрее|дешевле|выгоднее|better|faster|cheaper|best"
                          r"|to\s+(choose|pick|use|take)))?$")
 _SIDE_FILLER = re.compile(r"(?i)^((whats|what'?s|what\s+is|what\s+are|explain|объясни|(the\s+)?difference\s+between"
-                          r"|разница\s+между|разницу\s+между)\s+)?(the|a|an|как|how)?\s*"
+                          r"|разница\s+между|разницу\s+между)\s+)?((the|a|an|как|how)\s+)?"
                           r"|\s+(в\s+ч[её]м\s+разница|difference|разница)$")
 # where a side's name ends: a clause ("…, обоим нужен loss scaling?", "… - do both need…") or a circumstance
 _SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s"
@@ -103,6 +103,8 @@ _IDIOMATIC_IT = re.compile(r"(?i)\bworth\s+it\b|\bis\s+it\s+(possible|true|ok|ok
 
 
 def looks_like_follow_up(question: str) -> bool:
+    if own_subject(question) is not None:
+        return False  # «что такое rag и зачем он нужен?»: "он" is the question's own subject
     return len(question.split()) <= 10 and bool(_FOLLOW_UP.search(_IDIOMATIC_IT.sub(" ", question)))
 
 

@@ -30,6 +30,10 @@ _LATIN = re.compile(r"^[a-z0-9][a-z0-9 .+_/\-]*$")
 _TRANSLIT = re.compile(r"(zh|kh|shch|ts[iy]|ch[ae])|(iya|ya|iye|yi|nost|ovka|tsya)$")
 # "what is fp8 used for", "what is the l40s good for", "what is the difference between x and y": no subject
 _NOT_A_SUBJECT = re.compile(r"(?i)^(difference|differences|разница|отличие)\b|\s(vs\.?|versus|или|or)\s")
+# "what's the point of gradient accumulation", "the purpose of warmup": the subject is after "of"
+_ASPECT = re.compile(r"(?i)^(the\s+)?(point|purpose|use|uses|benefit|benefits|idea|goal|role|meaning)\s+of\s+"
+                     r"(an?\s+|the\s+)?")
+_PRONOUN = re.compile(r"такое|это|оно|он|она|они|it|this|that|they|them|these|those")
 _PURPOSE = re.compile(r"(?i)\s+(good|used|useful|needed|necessary|best|meant|for)\b.*$")
 _TOKEN = re.compile(r"[a-z0-9]+")
 SIMILAR = 0.8  # "cahce" is "cache" (one transposition), "tensorrt" is not "tensor"
@@ -38,7 +42,7 @@ SIMILAR = 0.8  # "cahce" is "cache" (one transposition), "tensorrt" is not "tens
 _GENERIC = frozenset({"training", "train", "inference", "model", "models", "size", "memory", "mode", "method",
                       "technique", "format", "in", "on", "of", "for", "with", "pytorch", "gpu", "gpus", "llm",
                       "llms", "ml", "ai", "deep", "learning", "the", "a", "an", "s", "support", "usage", "use",
-                      "full", "whole"})
+                      "full", "whole", "stage", "level", "version", "gen", "generation"})
 
 
 def definition_subject(question: str) -> str | None:
@@ -48,8 +52,15 @@ def definition_subject(question: str) -> str | None:
         return None
     if _NOT_A_SUBJECT.search(match.group("subject")):
         return None
-    subject = _PURPOSE.sub("", _SUBJECT_END.sub("", match.group("subject"))).strip(" ,.:;«»\"'?!")
+    subject = _PURPOSE.sub("", _SUBJECT_END.sub("", _ASPECT.sub("", match.group("subject")))).strip(" ,.:;«»\"'?!")
     return subject if 0 < len(subject) <= 60 and len(subject.split()) <= 4 else None
+
+
+def own_subject(question: str) -> str | None:
+    """The term a definition question names itself («что такое rag и зачем он нужен?»: its "он" is RAG, not the
+    turn before), None for a pronoun ("what is it?", «что это такое?»)."""
+    subject = definition_subject(question)
+    return None if subject is None or _PRONOUN.fullmatch(subject.lower()) else subject
 
 
 def latin_term(text: str) -> bool:
@@ -88,7 +99,7 @@ def names_subject(subject: str, entries: Sequence[GlossaryEntry]) -> bool:
             if compact(name) and _same(compact(subject), compact(name)):
                 return True
             tokens = _TOKEN.findall(fold(name))
-            extra = [a for a in asked if not any(_same(t, a) for t in tokens)]
+            extra = [a for a in asked if not any(_same(t, a) for t in tokens) and not a.isdigit()]  # "stage 3"
             if tokens and all(any(_same(t, a) for a in asked) for t in tokens) \
                     and all(word in _GENERIC for word in extra):
                 return True  # the name, and words that keep it the same thing

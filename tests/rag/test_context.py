@@ -34,6 +34,7 @@ from tests.conftest import DATA_DIR
     ("whats tensor parallel vs pipeline parallel in plain english", ("tensor parallel", "pipeline parallel")),
     ("what's lora vs qlora", ("lora", "qlora")),
     ("чем tp отличается от pp простыми словами?", ("tp", "pp")),
+    ("awq vs gptq?", ("awq", "gptq")), ("an asr vs a tts", ("asr", "tts")),  # a side that begins with "a"
 ])
 def test_comparison_sides(question: str, sides: tuple[str, str]) -> None:
     assert comparison_sides(question) == sides

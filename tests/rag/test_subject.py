@@ -10,7 +10,7 @@ from rag.answering.answerer import Answerer
 from rag.answering.events import Answer, Done
 from rag.context import resolve_comparison
 from rag.glossary import GlossaryEntry, load_glossary
-from rag.subject import definition_subject, names_subject
+from rag.subject import definition_subject, names_subject, own_subject
 from tests.rag.support import shared_retriever
 
 GLOSSARY = load_glossary(REPO_ROOT / "data")
@@ -25,6 +25,8 @@ def concept(key: str) -> list[GlossaryEntry]:
     ("what is wandb and do I need it?", "wandb"), ("what is the L40S good for", "L40S"),
     ("what is FP8 used for", "FP8"), ("What is the difference between LoRA and QLoRA?", None),
     ("how does nvlink work?", None),
+    ("what's the point of gradient accumulation?", "gradient accumulation"),  # the aspect asked is not the name
+    ("what is the purpose of warmup", "warmup"),
 ])
 def test_the_subject_of_a_definition_question(question: str, subject: str | None) -> None:
     assert definition_subject(question) == subject
@@ -36,6 +38,7 @@ def test_the_subject_of_a_definition_question(question: str, subject: str | None
     ("kv cache size", "kv-cache"), ("FSDP", "fsdp"), ("квантизация", "quantization"),
     ("diarizatsiya", "diarization"),  # Russian in Latin letters: not checked
     ("epok", "epoch"), ("kheckpoint", "checkpoint"),  # one sound, two spellings
+    ("ZeRO stage 3", "zero"),  # a stage or a number after the name keeps it the same thing
 ])
 def test_a_concept_names_its_own_subject_in_any_spelling(subject: str, key: str) -> None:
     assert names_subject(subject, concept(key))
@@ -84,3 +87,10 @@ async def test_a_term_the_glossary_has_is_still_defined(question: str, key: str)
 def test_a_head_word_the_sides_share_is_read_into_the_left_one(question: str, left: str, right: str) -> None:
     found = resolve_comparison(shared_retriever(), GLOSSARY, question)
     assert found is not None and found.left[0].concept == left and found.right[0].concept == right, found
+
+
+@pytest.mark.parametrize(("question", "subject"), [("что такое rag и зачем он нужен?", "rag"),
+                                                   ("что это такое?", None), ("what is it?", None)])
+def test_a_question_s_own_subject_is_not_a_pronoun(question: str, subject: str | None) -> None:
+    # «…и зачем он нужен?»: "он" is the question's own subject, not the turn before (rag.context)
+    assert own_subject(question) == subject
