@@ -13,21 +13,13 @@ from tests.rag.support import shared_retriever
     ("what's the L40S actually built for? training big models or something else", "nvidia-l40s"),
     # a plain definition: retrieval's own call
     ("что такое L40S?", "nvidia-l40s"),
-])
-async def test_the_concept_a_question_names_leads_its_context(question: str, concept: str) -> None:
-    retriever = shared_retriever()
-    entries = await context_entries(retriever, lambda: list(retriever.entries), question, [], top_k=4)
-    assert entries is not None and entries[0].concept == concept, [e.id for e in entries or []]
-
-
-@pytest.mark.parametrize(("question", "concept"), [
     # a GPU named beside another concept is where it happens; the concept asked comes first
     ("учим на a100 в fp16, лезут nan — что даст bf16?", "bf16"),
     ("is qlora enough to finetune a 13b model on my 4090?", "qlora"),
     # a GPU named alone is the subject
     ("на h100 загрузка 40%, почему?", "nvidia-h100"),
 ])
-async def test_a_gpu_named_beside_a_concept_comes_after_it(question: str, concept: str) -> None:
+async def test_the_concept_a_question_asks_about_leads_its_context(question: str, concept: str) -> None:
     retriever = shared_retriever()
     entries = await context_entries(retriever, lambda: list(retriever.entries), question, [], top_k=4)
     assert entries is not None and entries[0].concept == concept, [e.id for e in entries or []]
