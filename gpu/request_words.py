@@ -130,11 +130,24 @@ _CARD_WORDS = UNIT_WORDS - {"x", "х", "×"} | frozenset({
     "видеопамять", "graphics"})
 # what links a GPU or a card to its memory ("a100 на 40 гб", "card with 24gb"), or a model to it ("в 24 гб")
 _MEMORY_LINKS = frozenset({"на", "с", "со", "with", "w/", "of", "by"})
+_EACH = frozenset({"по", "each"})  # «2 a100 по 40»: the memory of each card
+_TIME_WORD = re.compile(r"(?i)^(ч|час|h|hr|hour|мин|min|дн|день|day|сут|недел|week|wk|месяц|мес|month|год|year)")
 _INTO_LINKS = frozenset({"в", "во", "into", "in", "on", "на", "по"})  # "по": «2 карты по 24 гб»
 # "is 24gb enough", «хватит ли 80 гигов», «24 гига хватит»: the memory one has
 _ENOUGH = frozenset({"enough", "хватит", "хватает", "хватило", "достаточно"})
 _POSSESSIVES = frozenset({"мои", "мой", "мою", "моих", "моей", "наши", "наш", "нашу", "наших", "my", "our"})
 CARD_OF = "{gb}gb card"  # how a memory size alone is looked up (gpu.catalog: the catalog's first GPU of it)
+
+
+def _bare_memory(tokens: Sequence[str], link: int) -> tuple[int, int] | None:
+    """«2 a100 по 40»: a number with no unit after "по" (each) is the memory of one card, unless a time follows
+    it («по 80 часов»); the caller keeps it only when the GPU has a variant of that memory."""
+    number = link + 1
+    if tokens[link] not in _EACH or number >= len(tokens) or not tokens[number].isdigit() \
+            or len(tokens[number]) > 3:
+        return None
+    following = tokens[number + 1] if number + 1 < len(tokens) else ""
+    return None if _TIME_WORD.match(following) else (int(tokens[number]), number + 1)
 
 
 def _memory(tokens: Sequence[str], index: int) -> tuple[int, int] | None:
@@ -197,8 +210,8 @@ def gpu_span(tokens: Sequence[str], index: int, find: Callable[[str], Spec | Non
             spec = find(name)
             if spec is not None:
                 end = index + width
-                if end < len(tokens) and tokens[end] in _MEMORY_LINKS:
-                    size = _memory(tokens, end + 1)
+                if end < len(tokens) and tokens[end] in _MEMORY_LINKS | _EACH:
+                    size = _memory(tokens, end + 1) or _bare_memory(tokens, end)
                     variant = find(f"{name} {size[0]}gb") if size is not None else None
                     if size is not None and variant is not None:
                         return variant, size[1]

@@ -190,3 +190,16 @@ def test_a_second_model_named_is_said_not_to_be_counted(service: FitService, tex
     assert parsed.other_model is not None and other in parsed.other_model
     assert parsed.notes(service.parser)[0].key == "fit_note_other_model"
     assert service.parser.parse("llama 3 70b на 2 h100").other_model is None  # one model: no such note
+
+
+@pytest.mark.parametrize(("text", "gpu"), [("у меня 2 a100 по 40, влезет mixtral?", "a100-40gb"),
+                                           ("2 a100 по 40 гб, влезет mixtral?", "a100-40gb"),
+                                           ("mixtral на 2 a100 по 80", "a100-80gb")])
+def test_the_memory_of_each_card_said_after_po_picks_the_variant(service: FitService, text: str, gpu: str) -> None:
+    # «по 40» is 40 GB each: on the 80 GB A100 Mixtral had been shown to fit two 40 GB cards
+    request = service.parser.parse(text).request
+    assert request.gpu is not None and request.gpu.id == gpu and request.gpu_count == 2
+
+
+def test_a_time_after_po_is_no_memory(service: FitService) -> None:
+    assert service.parser.parse("llama 8b на h100 по 80 часов").request.gpu.id == "h100-sxm"  # type: ignore[union-attr]
