@@ -60,7 +60,7 @@ from app.router import RouteScores, SemanticRouter
 from app.slots import GpuSlot, Slots, normalise, read_slots
 from app.smalltalk import FAREWELL
 from app.translit import latin_words, russian_in_latin, to_cyrillic
-from app.words import HAVE_YOU, LISTING, QUOTED, Signals
+from app.words import CONCEPT_ASKED, HAVE_YOU, LISTING, NAMING, QUOTED, TECHNIQUE, Signals, asked_clauses
 from gpu.compare import aspect_asked, compare_gpus, fastest_rented
 from gpu.data import GpuData
 from gpu.fit.largest import family_named, largest_fitting
@@ -129,7 +129,7 @@ PURPOSE = re.compile(r"(?i)\b(built|designed|made|meant|intended|good)\s+for\b|\
 # a lighter or faster version of a named model asked for («виспер жрёт память, есть версия пошустрее?», "is there a
 # lighter variant of sdxl?"): a concept (faster-whisper, distillation), not a fit, whatever memory it mentions
 ALTERNATIVE = re.compile(r"(?i)(верси|вариант|аналог|альтернатив|реализаци|сборк)\w*\s+(\w+\s+)?(по)?(шустрее|быстрее"
-                         r"|легче|лучше|меньше|полегче|поменьше)|(faster|lighter|smaller|quicker|leaner)\s+(\w+\s+)?"
+                         r"|легче|лучше|меньше|полегче|поменьше)|(faster|lighter|smaller|quicker|leaner)\s+([\w-]+\s+)?"
                          r"(version|variant|alternative|implementation|fork|build)s?\b")
 # a setting written as code ("what max_norm should i use…", «какой weight_decay ставить для 7b?»): a question about
 # that setting, not a fit (the answerer refuses it by name when the glossary lacks it)
@@ -235,6 +235,19 @@ class ReplyPipeline:
         if self._concepts is None or self._concepts[0] is not entries:
             self._concepts = (entries, ConceptNames(list(entries), self._catalog_names()))
         return self._concepts[1].named(text) is not None
+
+    def _concept_asked(self, asked: Sequence[str]) -> bool:
+        """The last question asks a name, a cause, a cost or a method, and no question names a GPU or a model ("we
+        have 2 a100. can we run mixtral? what's the catch?" asks the fit first)."""
+        last = asked[0]
+        if not (NAMING.search(last) or TECHNIQUE.search(last) or CONCEPT_ASKED.search(last) or CATCH.search(last)
+                or ALTERNATIVE.search(last)):
+            return False
+        for clause in asked:
+            named = read_slots(clause, self.fit)
+            if named.gpus or named.model is not None:
+                return False
+        return True
 
     def _gpu_in_glossary(self, gpu_id: str) -> bool:
         """The glossary has an entry on this GPU (named by one of the catalog's names for it)."""
@@ -445,6 +458,16 @@ class ReplyPipeline:
             return Decision("refusal", refusal="currency")
         # "what's that called?", «как называется штука, которая раздаёт задачи по видеокартам?»: a concept's name
         if words.naming and not has_gpu and not has_model and not has_duration and not money:
+            return Decision("glossary")
+        # the question is the message's last sentence: a name, a cause, a cost or a method asked there, of no GPU or
+        # model it names («учу 7b на 4090, вылетает по памяти. активации можно не хранить — как это называется?»,
+        # "70b on two cards, memory keeps growing on long chats. what's eating it?"), is a concept's question; the
+        # model, the GPU and the error said before it are its context
+        if not money and not has_duration and self._concept_asked(asked_clauses(text)):
+            return Decision("glossary")
+        # «что такое lora для stable diffusion?»: a concept the glossary names, the model only its qualifier
+        if has_model and not has_gpu and not has_duration and not money and is_definition_question(text) \
+                and self._concept_named(text) and not SIZING.search(text) and not words.strong_fit:
             return Decision("glossary")
         # how time is billed, spot capacity taken back: the quote engine's rules (a model named: a fit question)
         billing = billing_topic(text)

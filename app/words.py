@@ -198,7 +198,45 @@ TECHNIQUE = re.compile(r"(?i)(\bwhat\s+(does|do|is\s+doing)\s+(that|this|it)\b|\
                        r"|\bhow\s+(do\s+i|can\s+i|to|do\s+you)\s+(make|get|force)\s+(it|sd|the\s+model|\w+)\s+(to\s+)?(always|keep"
                        r"|draw|generate|produce|stop|remember)\b"
                        r"|\b(есть|бывает)\s+(\w+\s+)?(трюк|при[её]м|способ|вариант|техник)\w*\s*,?\s+(где|когда|при\s+котор)\w*"
-                       r"|\b(there'?s|there\s+is|heard\s+of)\s+(a|some)\s+(trick|technique|method|way|mode)\s+(where|that|when)\b)")
+                       r"|\b(there'?s|there\s+is|heard\s+of)\s+(a|some)\s+(trick|technique|method|way|mode)\s+(where|that|when)\b"
+                       # which weights a training updates: «можно обучать не все веса, а только часть?», "train only a
+                       # small part of the params"
+                       r"|(обуча|тренир|дообуча|учить|train|updat|fine-?tun)\w*\s+(\w+\s+){0,3}(не\s+все|только|лишь|not\s+all|only|just)"
+                       r"[\w\s,-]{0,30}?(част|доля|слои|слоё|слое|адаптер|part|fraction|subset|layers|adapter)\w*)")
+# what a thing costs, causes, limits or is for, asked of a concept, not of the hardware: «что её съедает?» (the
+# memory), «во что упирается генерация?», «что я за это потеряю?», "what's eating the vram?", "what is that component
+# responsible for?", «оно сильно тормозить будет?»
+CONCEPT_ASKED = re.compile(
+    r"(?i)\bчто\s+(\w+\s+){0,3}(съеда|сжира|жр[её]т|отжира|забива)\w*"
+    r"|\bкуда\s+(\w+\s+)?(уходит|девается|утека\w*)\s+(\w+\s+)?(память|видеопамять|vram)"
+    r"|\bwhat'?s\s+(eating|hogging|using\s+up|taking\s+up)\b|\bwhat\s+(eats|is\s+eating|hogs|uses\s+up|takes\s+up)\b"
+    r"|\bwhere\s+(does|is)\s+(all\s+)?(the\s+|my\s+)?(memory|vram)\s+go"
+    r"|\bчто\s+(я\s+|мы\s+)?(за\s+это\s+)?(потеря\w*|теря\w*|проигра\w*)\b|\bчем\s+(придется\s+|придётся\s+)?(пожертвова|заплати)\w*"
+    r"|\bwhat\s+(do|would|will|did)\s+(i|we|you)\s+(lose|give\s+up|sacrifice)\b|\btrade-?offs?\b"
+    r"|\bво\s+что\s+(\w+\s+){0,4}упира\w*|\bчто\s+(\w+\s+){0,2}ограничива\w*\s+(\w+\s+)?(скорост|генерац)"
+    r"|\bwhat('?s|\s+is)\s+(actually\s+|really\s+)?(the\s+)?bottleneck|\bwhat\s+(actually\s+|really\s+)?(limits|caps)\b"
+    r"|\bза\s+что\s+(\w+\s+){0,2}отвеча\w*|\b(что|кто)\s+(\w+\s+)?отвечает\s+за\b|\bresponsible\s+for\b"
+    r"|\b(оно|он|она|это)\s+(сильно\s+|очень\s+|намного\s+)?(тормоз|замедл)\w*"
+    r"|\b(will|would|does)\s+(it|that|this)\s+(\w+\s+)?(slow\s+(it\s+|things\s+|me\s+|us\s+)?down|hurt\s+(speed|performance))"
+    r"|\bчем\s+(она|он|оно|они)\s+полез\w*|\bwhat\s+(is|are)\s+(it|they)\s+(good|useful)\s+for\b"
+    # a cause asked: «в чём может быть дело?», «из-за чего это?», "what could be causing it?"
+    r"|\bв\s+ч[её]м\s+(\w+\s+){0,2}(дело|причин\w*|проблем\w*)|\bиз-за\s+чего\b|\bчто\s+(\w+\s+)?(не\s+так|за\s+фигня)"
+    r"|\bwhat\s+(could|might|would)\s+(be\s+)?(caus\w+|the\s+(cause|reason|problem))|\bwhat'?s\s+causing\b"
+    r"|\bwhat\s+causes\s+(this|that|it)\b")
+# the sentences of a message; the last one with a question mark (else the last one) is what it asks
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+|\s+[—–]\s+|\s+-\s+|;\s+")
+
+
+def asked_clauses(text: str) -> list[str]:
+    """The sentences a message asks, the last first («учу 7b на 4090, вылетает по памяти. слышал, активации можно не
+    хранить, как это называется?» asks a name): those with a question mark, else its last."""
+    parts = [part for part in _SENTENCE_BREAK.split(text.strip()) if part and part.strip()]
+    if not parts:
+        return [text]
+    asked = [part for part in parts if "?" in part]
+    return list(reversed(asked)) if asked else [parts[-1]]
+
+
 # attempts to re-instruct the bot: a security policy, not a route to learn. A system prompt is asked for when a verb
 # or "your" asks it of us («покажи свой системный промпт»); one that is the subject of a question («у всех запросов
 # один системный промпт — можно не пересчитывать?», prompt caching) is a concept

@@ -50,8 +50,9 @@ _COMPARISONS = (
     re.compile(r"(?i)(?:сравни\w*|compare)\s+(?P<x>.+?)\s+(?:и|с|and|with|to)\s+(?P<y>.+?)\s*\??$"),
     re.compile(r"(?i)(?:what(?:'s|\s+is)\s+the\s+)?difference\s+between\s+(?P<x>.+?)\s+and\s+(?P<y>.+?)\s*\??$"),
     re.compile(r"(?i)how\s+(?:is|are|does|do)\s+(?P<x>.+?)\s+differ\w*\s+from\s+(?P<y>.+?)\s*\??$"),
-    re.compile(r"(?i)^(?P<x>[^?]+?)\s+(?:vs\.?|versus|против)\s+(?P<y>[^?]+?)\s*\??$"),
-    re.compile(r"(?i)^(?P<x>[^?]+?)\s+(?:или|or)\s+(?P<y>[^?,]+?)\s*[?,:]"),
+    # the right side ends with its sentence ("… 64 or 128. what do I get by raising it?" compares no names)
+    re.compile(r"(?i)^(?P<x>[^?]+?)\s+(?:vs\.?|versus|против)\s+(?P<y>(?:[^?.!]|\.(?!\s))+?)\s*\??$"),
+    re.compile(r"(?i)^(?P<x>[^?]+?)\s+(?:или|or)\s+(?P<y>(?:[^?,.!]|\.(?!\s))+?)\s*[?,:]"),
 )
 _SIDE_START = re.compile(r"^.*(:|\s[—–]\s)\s*")
 # a left "side" that is only the question («что лучше», "which is better"): the name comes after it
@@ -65,6 +66,7 @@ _SIDE_FILLER = re.compile(r"(?i)^((whats|what'?s|what\s+is|what\s+are|explain|о
 _SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s"
                        r"|\s(in\s+plain\s+english|in\s+simple\s+(terms|words)|простыми\s+словами|по-простому)\b).*$")
 
+_NUMBER = re.compile(r"^[\d.,\s%x×]+$")
 # a side of a comparison that points back ("а чем она отличается от QLoRA?" after "что такое LoRA?")
 _ANAPHOR = re.compile(r"(?i)^(он|она|оно|они|это|этот|эта|эти|то|it|this|that|they|them|these|those|"
                       r"the\s+(former|latter))$")
@@ -134,6 +136,8 @@ def comparison_sides(question: str) -> tuple[str, str] | None:
                 # "что лучше для инференса vllm или tgi?": the question and its circumstance come first, the
                 # left side's name last, as long as the right one
                 left = " ".join(left_text.strip(" ,.:;«»\"'?").split()[-len(right.split()):]) if right else ""
+            if _NUMBER.match(left) or _NUMBER.match(right):
+                return None  # "r=64 or 128?": two values of one setting, not two things to compare
             if left and right and left.lower() != right.lower() and len(left) <= 60 and len(right) <= 60:
                 return left, right
     return None

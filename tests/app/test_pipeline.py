@@ -220,6 +220,29 @@ async def test_a_how_or_why_question_naming_a_gpu_in_passing_is_a_glossary_quest
     assert isinstance(reply, GlossaryReply), reply
 
 
+@pytest.mark.parametrize(("text", "route"), [
+    # the last question asks a name, a cause, a cost or a method of no GPU or model: the glossary's
+    ("запускаю mistral 7b на 3090, вываливается OOM на длинных промптах. что именно столько памяти жрёт?", "glossary"),
+    ("we serve llama 3 8b on an l4 and it gets slower as more users join. what's the bottleneck there, actually?",
+     "glossary"),
+    ("qwen 14b на 4090 в 4 битах. что я теряю по качеству от квантования?", "glossary"),
+    ("поднял whisper на a100, а в логах постоянно nccl что-то пишет. за что он вообще отвечает?", "glossary"),
+    ("sdxl на 4090 выдаёт мыло на 768px. из-за чего это?", "glossary"),
+    ("fine-tuning llama 3 8b on one 4090 - heard you can freeze the base and train only a small adapter, what's that "
+     "called?", "glossary"),
+    ("у меня 7b и 16 гб. можно дообучать только небольшую часть весов?", "glossary"),
+    # a question that names the model or the GPU asks the fit, whatever else follows it
+    ("у меня 4090. влезет ли llama 3 70b в 4 битах?", "fit"),
+    ("mixtral на двух 4090, что будет по памяти?", "fit"),
+    ("what limits llama 70b on a single h100?", "fit"),
+    ("we have 2 a100 40gb. can we run mixtral 8x7b? what's the catch?", "fit"),
+])
+async def test_the_last_question_decides_whether_a_named_model_is_context_or_the_fit(
+        pipeline: ReplyPipeline, text: str, route: str) -> None:
+    reply = await pipeline.reply(text)
+    assert reply.routing.intent == route, reply
+
+
 @pytest.mark.parametrize(("text", "route"), [("why is the h100 pricier than the a100?", "compare"),
                                              ("почему h100 за неделю так дорого выходит?", "quote"),
                                              ("сколько стоит h100?", "price")])
