@@ -6,8 +6,9 @@ nearest is one that shares its other words (ONNX export → «Batch Size», torc
 Checkpointing»). Quoted, a definition of another thing reads as the answer: a wrong answer. A Russian
 question writes names in Latin letters, so a Latin word in it that neither the glossary (its entries, English
 renderings and phrasings) nor the catalogs contain, and that is no misspelling of a word they contain, is a
-thing the glossary lacks. An English question is all Latin letters, so there only identifiers count
-(``max_norm``, ``torch.compile``): its plain words are English, not names.
+thing the glossary lacks. An English question is all Latin letters, so there only identifiers (``max_norm``,
+``torch.compile``), names with an inner capital (TensorRT) and words English does not have (wordfreq's
+frequency list: "trtexec", "xgboost", "optuna") count: its plain words are English, not names.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from rapidfuzz import process
+from wordfreq import zipf_frequency
 from rapidfuzz.distance import DamerauLevenshtein
 
 from rag.glossary import GlossaryEntry
@@ -29,6 +31,14 @@ _TERM = re.compile(r"\d|[A-Za-z]*[A-Z][A-Za-z]*[A-Z]")  # a digit or two capital
 # a product's name written with an inner capital (TensorRT, LangChain): a name, never an English word
 _CAMEL = re.compile(r"(?<![\w.])[A-Za-z]*[a-z][A-Z][A-Za-z]*(?![\w.])")
 _ENDINGS = ("s", "es", "ed", "d", "ing", "er", "ers")
+# below this, a word is in no English text wordfreq has counted (Zipf scale: 1 = once per billion words):
+# "tensorrt", "xgboost", "wandb" are 0, "hackathon" 2.5, "jit" 2.6
+ENGLISH_ZIPF_MIN = 1.0
+# a name with a version ("yolov8", "resnet50"): its letters say what it is, when there are enough of them
+_VERSIONED = re.compile(r"([a-z]{4,})\d[a-z0-9]*")
+# Russian written in Latin letters inside an English question ("what is diarizatsiya?"): a word, not a name
+_RUSSIAN_IN_LATIN = re.compile(r"(iya|iyu|nie|niya|tsii|ykh|ikh|tsya)$|shch|zh|kh|ts[iy]")
+MIN_RARE_LENGTH = 5  # "ddim", "epok": too short to tell a name from a misspelling
 TYPO_SIMILARITY = 0.8  # "gradint" is "gradient", "onnx" is nothing
 MIN_TYPO_LENGTH = 5
 
@@ -89,9 +99,18 @@ class Vocabulary:
         found: list[str] = []
         camel = {fold(word) for word in _CAMEL.findall(question)}
         for word in _WORD.findall(fold(question)):
-            if len(word) < 3 or any(ch.isdigit() for ch in word) or word in found:
-                continue  # h100, 7b, sm_90, fp8: catalog names and versions, read by the slots
-            if lang == "en" and not _IDENTIFIER.search(word) and word not in camel:
+            if len(word) < 3 or word in found:
+                continue
+            if any(ch.isdigit() for ch in word):
+                # h100, 7b, sm_90, fp8: catalog names and versions, read by the slots; "yolov8" is a name
+                versioned = _VERSIONED.fullmatch(word)
+                if versioned is not None and not self.knows(versioned.group(1)) \
+                        and zipf_frequency(versioned.group(1), "en") < ENGLISH_ZIPF_MIN:
+                    found.append(word)
+                continue
+            if lang == "en" and not _IDENTIFIER.search(word) and word not in camel and (
+                    len(word) < MIN_RARE_LENGTH or _RUSSIAN_IN_LATIN.search(word)
+                    or zipf_frequency(word, "en") >= ENGLISH_ZIPF_MIN):
                 continue
             if not self.knows(word):
                 found.append(word)

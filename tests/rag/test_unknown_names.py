@@ -63,6 +63,28 @@ def test_an_english_question_s_inner_capital_names_count_and_its_plain_concept_w
     assert vocabulary.unknown_names(question, "en") == names
 
 
+@pytest.mark.parametrize(("question", "names"), [
+    # a lower-case word no English text has is a name: a tool, a library, a file
+    ("trtexec keeps failing when i build an int8 engine, what does it expect?", ["trtexec"]),
+    ("is optuna better than grid search for tuning a small model?", ["optuna"]),
+    ("is catboost faster than lightgbm on tabular data?", ["catboost", "lightgbm"]),
+    ("yolov8 on our helmets dataset gives map 0.5, is that normal?", ["yolov8"]),  # a name with its version
+])
+def test_an_english_question_s_words_no_english_text_has_are_names(vocabulary: Vocabulary, question: str,
+                                                                 names: list[str]) -> None:
+    assert vocabulary.unknown_names(question, "en") == names
+
+
+@pytest.mark.parametrize("question", [
+    "what is diarizatsiya?",  # Russian in Latin letters
+    "how many epok should i train for?",  # too short to tell a name from a misspelling
+    "we hold a hackathon next week, which gpu for sdxl?",  # rare, but English
+    "is backprop slower on a quantized model?",  # the glossary's alias
+])
+def test_rare_english_russian_in_latin_and_known_words_are_not_names(vocabulary: Vocabulary, question: str) -> None:
+    assert vocabulary.unknown_names(question, "en") == []
+
+
 def test_an_english_question_naming_a_concept_as_a_term_is_about_that_concept(vocabulary: Vocabulary) -> None:
     assert vocabulary.unknown_names("can I use LoRA adapters from a LangChain pipeline?", "en") == []
 
