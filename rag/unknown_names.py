@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from rapidfuzz import process
-from wordfreq import zipf_frequency
 from rapidfuzz.distance import DamerauLevenshtein
+from wordfreq import zipf_frequency
 
 from rag.glossary import GlossaryEntry
 from rag.language import Lang
