@@ -23,7 +23,7 @@ _SUBJECT = re.compile(
     r"|what\s+(?:is|are|'s)|what's|define|explain\s+(?:what\s+)?|tell\s+me\s+about|meaning\s+of|definition\s+of"
     r"|расскажи(?:те)?\s+(?:о|об|про))\s+(?:an?\s+|the\s+)?(?P<subject>.+?)\s*\??\s*$")
 # where the subject ends: a clause, a second question ("… and do i need it?"), a circumstance
-_SUBJECT_END = re.compile(r"(?i)\s*([,;:(?]|\s[-–—]\s|\s(and|и|а|или|or|for|для|in|в|при|when|когда|do|does|"
+_SUBJECT_END = re.compile(r"(?i)\s*([,;:(?]|\s[-–—]\s|\s(and|и|а|или|or|for|для|in|on|at|в|на|у|при|when|когда|do|does|"
                           r"is|are|vs\.?|versus|нужен|нужна|нужно|зачем|why|how)\s).*$")
 _LATIN = re.compile(r"^[a-z0-9][a-z0-9 .+_/\-]*$")
 # a Russian word in Latin letters ("diarizatsiya", "kvantizatsiya"): not a Latin name, not checked here

@@ -27,6 +27,9 @@ def concept(key: str) -> list[GlossaryEntry]:
     ("how does nvlink work?", None),
     ("what's the point of gradient accumulation?", "gradient accumulation"),  # the aspect asked is not the name
     ("what is the purpose of warmup", "warmup"),
+    # where it is found is a circumstance, not part of its name
+    ("what's an SM on nvidia gpus", "SM"), ("что такое tensor core у видеокарт nvidia?", "tensor core"),
+    ("что такое nvlink на серверах dgx", "nvlink"),
 ])
 def test_the_subject_of_a_definition_question(question: str, subject: str | None) -> None:
     assert definition_subject(question) == subject
