@@ -122,8 +122,14 @@ def is_definition_question(question: str) -> bool:
     return bool(_DEFINITION.search(question) or _DEFINITION_TAIL.search(question))
 
 
-def comparison_sides(question: str) -> tuple[str, str] | None:
-    """The two things a comparison question compares, as the user wrote them."""
+# where the right side is found ("a checkpoint in stable diffusion", «чекпоинт в sd»): a circumstance, when the side
+# without it is a concept (resolve_comparison tries it first)
+_WHERE = re.compile(r"(?i)\s(in|on|в|на|у)\s.*$")
+
+
+def comparison_sides(question: str, *, where: bool = False) -> tuple[str, str] | None:
+    """The two things a comparison question compares, as the user wrote them (``where``: the right side without
+    where it is found)."""
     text = " ".join(question.split())
     for pattern in _COMPARISONS:
         match = pattern.search(text)
@@ -132,6 +138,8 @@ def comparison_sides(question: str) -> tuple[str, str] | None:
             left_text = _SIDE_START.sub("", match.group("x")) or match.group("x")
             left = _SIDE_FILLER.sub("", _SIDE_END.sub("", left_text).strip(" ,.:;«»\"'")).strip()
             right = _SIDE_FILLER.sub("", _SIDE_END.sub("", match.group("y")).strip(" ,.:;«»\"'")).strip()
+            if where:
+                right = _WHERE.sub("", right).strip() or right
             if _ASKS_WHICH.match(left) or not left:
                 # "что лучше для инференса vllm или tgi?": the question and its circumstance come first, the
                 # left side's name last, as long as the right one
@@ -209,23 +217,22 @@ def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry
     sides = comparison_sides(question)
     if sides is None:
         return None
+    # "a checkpoint in stable diffusion": the side without where it is found, when that is a concept
+    narrower = comparison_sides(question, where=True)
+    if narrower is not None and narrower != sides \
+            and _side_concept(retriever, all_entries, narrower[1], previous) is not None:
+        sides = narrower
     sides = _shared_head(retriever, all_entries, sides)
-    concepts: list[str | None] = []
-    for side in sides:
-        query = previous if previous and _ANAPHOR.match(side) else side
-        result = retriever.search(query, 3)
-        concept = result.hits[0].entry.concept if result.in_scope and result.hits else None
-        # "tensorrt" finds «Tensor»: a concept that is not the side named is no side of the comparison
-        if concept is not None and query is side and len(side.split()) <= 3 \
-                and not names_subject(side, concept_entries(all_entries, concept)):
-            concept = None
-        concepts.append(concept)
+    concepts = [_side_concept(retriever, all_entries, side, previous) for side in sides]
     if concepts[0] is None and concepts[1] is None:
         return None
+    # a side as written or inflected («от чекпоинта» is «чекпоинт»): its stem in a comparison entry's name
     side_keys = [side.lower() for side in sides]
+    stems = [key[:max(4, len(key) - 2)] for key in side_keys]
     joint = [e for e in all_entries if e.category == "comparisons"
-             and all(any(key in name.lower() or name.lower() in key for name in (e.term, *e.aliases))
-                     for key in side_keys)]
+             and all(any(key in name.lower() or name.lower() in key or stem in name.lower()
+                         for name in (e.term, *e.aliases))
+                     for key, stem in zip(side_keys, stems, strict=True))]
     if concepts[0] == concepts[1]:
         if joint:
             return Comparison([], [], joint)
@@ -241,6 +248,18 @@ def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry
     if not (left and right) and not joint and not (missing and (left or right)):
         return None
     return Comparison(left, right, joint, missing)
+
+
+def _side_concept(retriever: Retriever, all_entries: Sequence[GlossaryEntry], side: str, previous: str | None
+                  ) -> str | None:
+    query = previous if previous and _ANAPHOR.match(side) else side
+    result = retriever.search(query, 3)
+    concept = result.hits[0].entry.concept if result.in_scope and result.hits else None
+    # "tensorrt" finds «Tensor»: a concept that is not the side named is no side of the comparison
+    if concept is not None and query is side and len(side.split()) <= 3 \
+            and not names_subject(side, concept_entries(all_entries, concept)):
+        return None
+    return concept
 
 
 def _shared_head(retriever: Retriever, all_entries: Sequence[GlossaryEntry], sides: tuple[str, str],

@@ -127,3 +127,13 @@ def test_an_idiomatic_it_is_not_a_pointer_to_the_turn_before(question: str, foll
     """"worth it" points at nothing: after a question on quantization, "is spot worth it for inference?" was
     searched together with it and answered with quantization's sentences first."""
     assert looks_like_follow_up(question) is follows
+
+
+@pytest.mark.parametrize("question", ["What is the difference between a LoRA and a checkpoint in Stable Diffusion?",
+                                      "чем lora отличается от чекпоинта в stable diffusion?"])
+def test_where_a_side_is_found_is_not_part_of_its_name(question: str) -> None:
+    """"a checkpoint in stable diffusion" is the checkpoint: the entry comparing LoRA and checkpoint answers."""
+    entries = load_glossary(DATA_DIR)
+    retriever = HybridRetriever(entries, None, None)
+    found = resolve_comparison(retriever, entries, question)
+    assert found is not None and "003-lora-vs-checkpoint" in [e.id for e in found.joint]
