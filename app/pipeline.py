@@ -33,6 +33,7 @@ from app.concepts import ConceptNames
 from app.followup import Refinement, opens_follow_up, quote_of_fit, reads_as_follow_up, refine_fit, refine_quote
 from app.intents import AT_LEAST, MEMORY_SIZE, Intent, IntentClassifier, spec_fields_asked
 from app.lifecycle import (
+    DATA,
     STOP_RULE,
     BillingTopic,
     LifecycleTopic,
@@ -494,9 +495,11 @@ class ReplyPipeline:
                 return Decision("lifecycle", lifecycle="stop")
             return Decision("rule")
         # the router hears a rental question with no rental topic in its words: how to rent, unless the machine is
-        # one the customer already has («на арендованном сервере как зайти по ключу?»: a question about using it)
+        # one the customer already has («на арендованном сервере как зайти по ключу?»: a question about using it),
+        # or how to keep one's data
+        # ("how do i keep my dataset between rentals?": storage, a concept; the end of a rental is a topic above)
         if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model \
-                and not ALREADY_RENTED.search(text):
+                and not ALREADY_RENTED.search(text) and not DATA.search(text):
             return Decision("lifecycle")
         # "whats the fastest gpu you have?", «самая мощная карта у вас?»: the rented leaders, side by side
         if words.fastest and not has_gpu and not has_model and not has_duration and not money:

@@ -222,7 +222,9 @@ CONCEPT_ASKED = re.compile(
     # a cause asked: «в чём может быть дело?», «из-за чего это?», "what could be causing it?"
     r"|\bв\s+ч[её]м\s+(\w+\s+){0,2}(дело|причин\w*|проблем\w*)|\bиз-за\s+чего\b|\bчто\s+(\w+\s+)?(не\s+так|за\s+фигня)"
     r"|\bwhat\s+(could|might|would)\s+(be\s+)?(caus\w+|the\s+(cause|reason|problem))|\bwhat'?s\s+causing\b"
-    r"|\bwhat\s+causes\s+(this|that|it)\b")
+    r"|\bwhat\s+causes\s+(this|that|it)\b"
+    # what a figure depends on: «от чего зависит скорость генерации?», "what does the speed depend on?"
+    r"|\bот\s+чего\s+(\w+\s+){0,2}завис\w*|\bwhat\s+(does|do)\s+(\w+\s+){1,4}depend\s+on\b|\bwhat\s+determines\b")
 # the sentences of a message; the last one with a question mark (else the last one) is what it asks
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+|\s+[—–]\s+|\s+-\s+|;\s+")
 

@@ -417,6 +417,8 @@ class RequestParser:
         if not SIZE.match(tok):
             return 0
         if TOKEN_NOUN.match(nxt):
+            if len(following) > 1 and (following[1] in RATE or following[1].startswith("/")):
+                return 2  # "5 токенов в секунду", "30 tokens per second": a speed said, not a context
             opts["context"] = _bounded(parse_size(tok, "context"), 1, MAX_CONTEXT, "context")
             return 2
         concurrent = bool(CONCURRENT.match(nxt))

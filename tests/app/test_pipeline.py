@@ -236,6 +236,8 @@ async def test_a_how_or_why_question_naming_a_gpu_in_passing_is_a_glossary_quest
     ("mixtral на двух 4090, что будет по памяти?", "fit"),
     ("what limits llama 70b on a single h100?", "fit"),
     ("we have 2 a100 40gb. can we run mixtral 8x7b? what's the catch?", "fit"),
+    # keeping one's data between rentals is storage, not the list of rentals
+    ("how do i keep my dataset between rentals so i don't re-upload 500gb every time", "glossary"),
 ])
 async def test_the_last_question_decides_whether_a_named_model_is_context_or_the_fit(
         pipeline: ReplyPipeline, text: str, route: str) -> None:

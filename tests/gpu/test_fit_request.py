@@ -47,6 +47,12 @@ def test_parse_examples(service: FitService, text: str, model: str, gpu: str, co
         assert getattr(request, key) == value, key
 
 
+@pytest.mark.parametrize("text", ["llama 3 8b на 3060 выдаёт 5 токенов в секунду, это нормально?",
+                                  "mistral 7b on a 4090 only gives 30 tokens per second"])
+def test_a_speed_in_tokens_per_second_is_not_a_context(service: FitService, text: str) -> None:
+    assert service.parser.parse(text).request.context == service.parser.parse("llama 3 8b на 3060").request.context
+
+
 def test_size_only_model(service: FitService) -> None:
     request = service.parser.parse("13b q4_k_m на 4090").request
     assert request.model.estimated and request.model.params == 13_000_000_000
