@@ -156,6 +156,7 @@ LOOKS_LIKE_GPU = re.compile(r"^(rtx|gtx|mi|[a-z])-?\d{2,4}[a-z]{0,4}$")
 RESOLUTION = re.compile(r"^(\d{2,5})\s*[x×х*]\s*(\d{2,5})$")
 IMAGES = re.compile(r"^(\d{1,3})\s*(images?|imgs?|pics?|картин\w*|изображени\w*)$")
 TOKEN_SPLIT = re.compile(r"[\s,;!?]+")
+FINE_TUNE_SPACED = re.compile(r"\bfine\s+tun(e|es|ing)\b")
 MARKUP = re.compile(r"</?[a-z]{1,10}>|[<>&]")  # pasted HTML tags and stray markup characters
 
 
@@ -295,6 +296,7 @@ class RequestParser:
         if len(text) > MAX_TEXT:
             raise FitInputError("fit_err_too_long", length=len(text), limit=MAX_TEXT)
         clean = THOUSANDS.sub(lambda m: m.group(1).replace(",", ""), drop_foreign(MARKUP.sub(" ", text.lower())))
+        clean = FINE_TUNE_SPACED.sub(r"fine-tun\1", clean)  # "fine tune" is "fine-tune"
         tokens = [tok.strip(".:()[]{}\"'«»“”") for tok in TOKEN_SPLIT.split(clean)]
         tokens = [tok for tok in tokens if tok in TIMES or any(char.isalnum() for char in tok)]
         if not tokens and model is None:

@@ -53,6 +53,12 @@ def test_a_speed_in_tokens_per_second_is_not_a_context(service: FitService, text
     assert service.parser.parse(text).request.context == service.parser.parse("llama 3 8b на 3060").request.context
 
 
+@pytest.mark.parametrize("text", ["how many a100s do i need to fine tune llama 70b with full fine tuning",
+                                  "fine tune llama 70b on a100"])
+def test_fine_tune_written_as_two_words_is_training(service: FitService, text: str) -> None:
+    assert service.parser.parse(text).request.mode == "train"
+
+
 def test_size_only_model(service: FitService) -> None:
     request = service.parser.parse("13b q4_k_m на 4090").request
     assert request.model.estimated and request.model.params == 13_000_000_000
