@@ -6,7 +6,7 @@ import pytest
 
 from rag.glossary import GlossaryEntry
 from rag.retrieval.lexical import NameIndex, Ranked
-from rag.retrieval.retriever import PROFILES, HybridRetriever
+from rag.retrieval.retriever import PROFILES, HybridRetriever, asked_sentence
 from tests.rag.support import MINILM, shared_retriever
 
 
@@ -128,3 +128,30 @@ def test_minilm_stays_a_working_backend(minilm_retriever: HybridRetriever) -> No
         result = minilm_retriever.search(question, k=3)
         assert result.in_scope and concept in [h.entry.concept for h in result.hits], question
     assert not minilm_retriever.search("what is the capital of Australia").in_scope
+
+
+@pytest.mark.parametrize(("question", "sentence"), [
+    ("vector search gives 50 chunks. how do people pick the best few?", "how do people pick the best few?"),
+    ("у нас 4090. что такое vad и зачем он нужен", "что такое vad и зачем он нужен"),  # the last, no "?"
+    ("what is vllm?", None),  # one sentence
+    ("sdxl is slow on my card. so what now?", None),  # too short to stand alone
+])
+def test_the_asked_sentence_of_a_message(question: str, sentence: str | None) -> None:
+    assert asked_sentence(question) == sentence
+
+
+@pytest.mark.parametrize(("question", "concept"), [
+    ("у нас диаризация на созвонах работает, но куски тишины мешают. как их автоматически вырезать до "
+     "распознавания?", "vad"),
+    ("sdxl on my 4090 draws blurry hands. is there a place where i tell it what i do not want to see?",
+     "negative-prompt"),
+])
+def test_the_concept_asked_in_the_last_sentence_beats_the_one_named_before_it(question: str, concept: str) -> None:
+    """The asked sentence ranked alone beside the whole message: a concept or GPU named as context before it
+    (diarization, the RTX 4090) no longer comes first."""
+    retriever = shared_retriever()
+    assert retriever.search(question, 3).hits[0].entry.concept == concept
+    without = HybridRetriever.__new__(HybridRetriever)
+    without.__dict__.update(retriever.__dict__)
+    without.weights = {**retriever.weights, "asked": 0.0}
+    assert without.search(question, 3).hits[0].entry.concept != concept
