@@ -145,6 +145,9 @@ EXTEND = _re(r"пр[оа]дл[еиёя]|пр[оа]лонг|докупи|допл
 # extending something else: the context window, a dataset, a model's vocabulary
 NOT_RENTAL = _re(r"контекст|context|окн[оа]|window|токен|token|словар|vocab|датасет|dataset|lora|памят|memory|"
                  r"обучени|training|\btrain|чекпоинт|checkpoint|генерац|generat|early\s+stopping|ранн\w+\s+останов")
+# what a rental is for («арендую h100 под обучение», "renting for training") names no other thing to stop or extend
+RENTAL_PURPOSE = _re(r"\b(под|для)\s+(\w+\s+)?(обучени|дообучени|инференс|трениров|файнтюн)\w*"
+                     r"|\bfor\s+(\w+\s+)?(training|inference|fine-?tuning)\b")
 STOP = _re(r"\b[ао]стан[ао]в|\bвыключ|\bотключ|\bвырубит|\bвырублю|\bпауз|приостанов|\bстопн|\bтормозн|"
            r"\bstop|\bshut\s*(it\s+)?(down|off)|"
            r"\bturn\w*\s+(it\s+|\w+\s+)?off|\bpaus|\bkill\b|\bhalt|\bterminat|\bcancel|\bотмен\w*\s+(\w+\s+)?(аренд|размещ)"
@@ -300,7 +303,7 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
         return None
     rental = bool(RENTAL.search(text))
     period = bool(PERIOD.search(text))
-    other = bool(NOT_RENTAL.search(text))
+    other = bool(NOT_RENTAL.search(RENTAL_PURPOSE.sub(" ", text)))
     end = bool(END.search(text))
     # what is asked of a rental needs a rental, a term or a stop in the words: "it forgets what i said at the
     # start of a long chat with the bot", «перезапустил генерацию с тем же промптом» ask about something else

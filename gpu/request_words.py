@@ -135,6 +135,9 @@ _TIME_WORD = re.compile(r"(?i)^(ч|час|h|hr|hour|мин|min|дн|день|day
 _INTO_LINKS = frozenset({"в", "во", "into", "in", "on", "на", "по"})  # "по": «2 карты по 24 гб»
 # "is 24gb enough", «хватит ли 80 гигов», «24 гига хватит»: the memory one has
 _ENOUGH = frozenset({"enough", "хватит", "хватает", "хватило", "достаточно"})
+# "у меня есть 24 гига", "i have 24gb", "we've got 48 gb": the memory one has, of a card unless another store follows
+_HAVE = frozenset({"есть", "имеется", "have", "got", "имею"})
+_NOT_VRAM = re.compile(r"(?i)^(оператив|озу|ram|диск|disk|ssd|hdd|nvme|data|данн|датасет|dataset|storag|хранил|памяти\s+ram)")
 _POSSESSIVES = frozenset({"мои", "мой", "мою", "моих", "моей", "наши", "наш", "нашу", "наших", "my", "our"})
 CARD_OF = "{gb}gb card"  # how a memory size alone is looked up (gpu.catalog: the catalog's first GPU of it)
 
@@ -170,6 +173,13 @@ def _memory_card(tokens: Sequence[str], index: int, find: Callable[[str], Spec |
     if size is not None and size[1] < len(tokens) and tokens[size[1]] in _ENOUGH:  # "is 24gb enough"
         spec = find(CARD_OF.format(gb=size[0]))
         return (spec, size[1] + 1) if spec is not None else None
+    if tokens[index] in _HAVE:  # «у меня есть 24 гига», "i have 24gb"
+        size = _memory(tokens, index + 1)
+        after = size[1] + (size[1] < len(tokens) and tokens[size[1]] == "of") if size is not None else 0
+        if size is None or (after < len(tokens) and _NOT_VRAM.match(tokens[after])):
+            return None  # «есть 64 гб оперативки»: not a card
+        spec = find(CARD_OF.format(gb=size[0]))
+        return (spec, size[1]) if spec is not None else None
     if tokens[index] in _ENOUGH:  # «хватит ли 80 гигов»
         size = _memory(tokens, index + 1 + (index + 1 < len(tokens) and tokens[index + 1] == "ли"))
         spec = find(CARD_OF.format(gb=size[0])) if size is not None else None

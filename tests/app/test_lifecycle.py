@@ -45,6 +45,9 @@ LENGTHS_QUOTE = "В этом каталоге неделя составляет 
     ("я арендовал сервер на неделю, можно продлить ещё на месяц?", "extend"),
     ("how do I extend", "extend"),
     ("как остановить аренду", "stop"),
+    # what the rental is for is no other thing to stop
+    ("арендую h100 на неделю под обучение. если остановлю раньше, деньги вернут?", "stop"),
+    ("rented 2 a100 for training, can i stop the rental early?", "stop"),
     ("can I start it again after stopping", "start"),
     ("что будет когда оплаченный период закончится?", "end_of_term"),
     ("will you remind me before it ends", "reminders"),

@@ -61,6 +61,8 @@ MEMORY_FORMS = [
     ("two 24gb cards", "rtx-4090", 2), ("2 карты по 24 гб", "rtx-4090", 2), ("with 16gb vram", "t4", 1),
     ("на видеокарту 48 гб", "l40s", 1), ("хватит ли 80 гигов", "h100-sxm", 1), ("is 24gb enough", "rtx-4090", 1),
     ("24 гига хватит", "rtx-4090", 1),
+    # the memory one has: «у меня есть 24 гига», "i have 48gb"
+    ("у меня есть 24 гига", "rtx-4090", 1), ("i have 48gb of vram", "l40s", 1),
 ]
 
 
@@ -87,6 +89,9 @@ def test_a_size_a_model_is_put_into_is_a_card_but_other_sizes_are_not(service: F
     request = parse_quote_text("a100 на 2 недели", catalog).request
     assert (request.gpu_id, request.duration.hours) == ("a100-80gb", 336)
     assert read_gpu(["в", "24", "гб", "модели"], 0, catalog.find) is None  # the model's size, not a card
+    # memory one has of another store: RAM, a disk, data
+    assert read_gpu(["есть", "64", "гб", "оперативки"], 0, catalog.find) is None
+    assert read_gpu(["have", "24gb", "of", "data"], 0, catalog.find) is None
 
 
 def test_unknown_words_get_did_you_mean(service: FitService) -> None:
