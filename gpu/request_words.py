@@ -137,7 +137,7 @@ _INTO_LINKS = frozenset({"в", "во", "into", "in", "on", "на", "по"})  # "
 _ENOUGH = frozenset({"enough", "хватит", "хватает", "хватило", "достаточно"})
 # "у меня есть 24 гига", "i have 24gb", "we've got 48 gb": the memory one has, of a card unless another store follows
 _HAVE = frozenset({"есть", "имеется", "have", "got", "имею"})
-_NOT_VRAM = re.compile(r"(?i)^(оператив|озу|ram|диск|disk|ssd|hdd|nvme|data|данн|датасет|dataset|storag|хранил|памяти\s+ram)")
+_NOT_VRAM = re.compile(r"(?i)^(оператив|озу|ram|диск|disk|ssd|hdd|nvme|data|данн|датасет|dataset|storag|хранил)")
 _POSSESSIVES = frozenset({"мои", "мой", "мою", "моих", "моей", "наши", "наш", "нашу", "наших", "my", "our"})
 CARD_OF = "{gb}gb card"  # how a memory size alone is looked up (gpu.catalog: the catalog's first GPU of it)
 
