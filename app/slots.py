@@ -34,6 +34,8 @@ _WHEN = re.compile(r"(?i)(\b(next|this|coming|following|last|previous|every|each
                    r"|\b(следующ|эт|прошл|кажд|ближайш)\w*\s+(недел|месяц|дн|день|сутк)\w*"
                    r"|\bчерез\s+(\w+\s+)?(недел|месяц|дн|день|час)\w*|\bin\s+(a|one|two|\d+)\s+(weeks?|months?|days?)\b"
                    r"|\b(on|by|from|starting)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+                   # a moment of a run, not a rental's length: «после часа работы», "after 2 hours it crashes"
+                   r"|\bпосле\s+(\w+\s+)?(час|дн|дня|сут|недел|минут)\w*|\bafter\s+(an?\s+|\d+\s+|a\s+few\s+)?(hours?|days?|minutes?|weeks?)\b"
                    # greetings are not durations: «добрый день», "good day"
                    r"|\bдобр\w*\s+(день|дня|утр\w*|вечер\w*)|\bgood\s+(day|morning|evening)\b"
                    # a quantity asked, not said: "how many hours of audio", «сколько часов длится»
