@@ -73,6 +73,7 @@ def test_words_that_start_like_an_hour_are_no_duration(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["гоняю qwen 32b на двух 3090, после часа работы память забита",
-                                  "after 2 hours it crashes on my h100", "after a few days of training the loss spikes"])
+                                  "after 2 hours it crashes on my h100",
+                                  "after a few days of training the loss spikes"])
 def test_a_moment_of_a_run_is_no_rental_length(text: str) -> None:
     assert read_slots(text, FIT).duration is None
