@@ -67,6 +67,7 @@ _SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+в
                        r"|\s(in\s+plain\s+english|in\s+simple\s+(terms|words)|простыми\s+словами|по-простому)\b).*$")
 
 _NUMBER = re.compile(r"^[\d.,\s%x×]+$")
+_NOT = re.compile(r"(?i)^(нет|не|not|no|nope)$")
 # a side of a comparison that points back ("а чем она отличается от QLoRA?" after "что такое LoRA?")
 _ANAPHOR = re.compile(r"(?i)^(он|она|оно|они|это|этот|эта|эти|то|it|this|that|they|them|these|those|"
                       r"the\s+(former|latter))$")
@@ -144,8 +145,9 @@ def comparison_sides(question: str, *, where: bool = False) -> tuple[str, str] |
                 # "что лучше для инференса vllm или tgi?": the question and its circumstance come first, the
                 # left side's name last, as long as the right one
                 left = " ".join(left_text.strip(" ,.:;«»\"'?").split()[-len(right.split()):]) if right else ""
-            if _NUMBER.match(left) or _NUMBER.match(right):
-                return None  # "r=64 or 128?": two values of one setting, not two things to compare
+            if _NUMBER.match(left) or _NUMBER.match(right) or _NOT.match(right):
+                # "r=64 or 128?": two values of one setting; «…одно и то же или нет?», "worth it or not?": a yes or no
+                return None
             if left and right and left.lower() != right.lower() and len(left) <= 60 and len(right) <= 60:
                 return left, right
     return None

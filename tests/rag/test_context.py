@@ -44,6 +44,7 @@ def test_comparison_sides(question: str, sides: tuple[str, str]) -> None:
     # two values of one setting, or an "or" whose right side runs into the next sentence: no two names compared
     "lora config has r=8 by default but people use 64 or 128. what do I get by raising it?",
     "batch 16 или 32?", "у нас 2 или 4. какой брать размер?",
+    "докерфайл и образ это одно и то же или нет?", "is lora worth it or not?",  # a yes or no
 ])
 def test_no_comparison_of_values_or_across_sentences(question: str) -> None:
     assert comparison_sides(question) is None
