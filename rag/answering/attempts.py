@@ -33,15 +33,20 @@ class Attempt:
     result: GenerationResult
     stream: SentenceStream
     first_shown_s: float = 0.0
+    stopped_stalled: bool = False  # stopped by the answerer: its first claim failed (SentenceStream.stalled)
 
 
 async def verified_generation(backend: LLMBackend, queue: RequestQueue, ticket: Ticket,
                               messages: list[ChatMessage], verified: SentenceStream, params: GenerationParams,
                               *, started: float, timeout_s: float,
                               ) -> AsyncGenerator[Queued | Generating | Delta | Attempt, None]:
-    """The generation's verified sentences as Deltas, then the :class:`Attempt`."""
+    """The generation's verified sentences as Deltas, then the :class:`Attempt`. A generation whose first claim
+    failed before any sentence passed (:attr:`SentenceStream.stalled`) is stopped there: the answerer's next
+    step (a focused retry, else the glossary's words) comes without waiting for the rest of it."""
     attempt = Attempt(GenerationResult(), verified)
     events = generate(backend, queue, ticket, messages, params, started=started, timeout_s=timeout_s)
+    written: list[str] = []
+    first_token_s = 0.0
     async with contextlib.aclosing(events):
         async for event in events:
             if isinstance(event, Queued):
@@ -49,13 +54,24 @@ async def verified_generation(backend: LLMBackend, queue: RequestQueue, ticket: 
             elif isinstance(event, TextDelta):
                 if not verified.started:
                     verified.started = True
+                    first_token_s = time.monotonic() - started
                     yield Generating()
+                written.append(event.text)
                 shown = verified.feed(event.text)
                 if shown:
                     attempt.first_shown_s = attempt.first_shown_s or time.monotonic() - started
                     yield Delta(shown)
+                elif verified.stalled:
+                    # closing the events (leaving this block) cancels the generation and frees the queue slot
+                    attempt.stopped_stalled = True
+                    attempt.result = GenerationResult(text="".join(written), ttft_s=first_token_s,
+                                                      tokens=len(written))
+                    break
             else:
                 attempt.result = event
+    if attempt.stopped_stalled:
+        yield attempt
+        return
     if attempt.result.failure is None:
         tail = verified.flush()
         if tail:

@@ -358,6 +358,59 @@ async def test_an_ungrounded_answer_is_retried_with_the_best_concept_only() -> N
     assert 0 < answer.first_token_s <= answer.ttft_s, "shown after the first try's first token, not before"
 
 
+class WordByWordBackend(ScriptedBackend):
+    """Streams each reply a word at a time, as a model does, and records how many words it wrote before it was
+    stopped: the answerer's early stop is under test."""
+
+    def __init__(self, *replies: str) -> None:
+        super().__init__(*replies)
+        self.written: list[int] = []
+
+    async def stream(self, messages: list[ChatMessage], params: GenerationParams,
+                     cancel: asyncio.Event | None = None) -> AsyncGenerator[StreamChunk, None]:
+        from models.base import Finished, TextDelta
+
+        self.prompts.append(messages[-1].content)
+        words = self.replies.pop(0).split(" ")
+        self.written.append(0)
+        for n, word in enumerate(words):
+            if cancel is not None and cancel.is_set():
+                yield Finished(prompt_tokens=10, completion_tokens=n, finish_reason="cancelled")
+                return
+            self.written[-1] += 1
+            yield TextDelta(word if n == 0 else f" {word}")
+            await asyncio.sleep(0)
+        yield Finished(prompt_tokens=10, completion_tokens=len(words), finish_reason="stop")
+
+
+async def test_a_generation_whose_first_claim_fails_is_stopped_and_retried_at_once() -> None:
+    unsupported = "Bananas are yellow and grow on trees. " + "They are sold in bunches at every market. " * 20
+    backend = WordByWordBackend(unsupported, "NVLink is NVIDIA's high-speed GPU-to-GPU interconnect [1].")
+    answerer = Answerer(_two_concepts(), backend, max_tokens=400, timeout_s=60)  # type: ignore[arg-type]
+    events = await collect(answerer, "multi-GPU interconnect bandwidth", key=None)
+    answer = final(events)
+    assert answer.status == "answered" and "interconnect" in answer_text(answer)
+    assert backend.written[0] < 12 < len(unsupported.split()), "stopped after its first sentence, not at its end"
+    assert "Bananas" not in "".join(e.text for e in events if isinstance(e, Delta))
+
+
+async def test_a_lead_in_to_a_list_is_no_failed_claim() -> None:
+    # "Here is how:" states nothing; the sentence after it is what the model answers with
+    backend = WordByWordBackend("Here is how:\nNVLink is NVIDIA's high-speed GPU-to-GPU interconnect [1].")
+    answerer = Answerer(_two_concepts(), backend, max_tokens=400, timeout_s=60)  # type: ignore[arg-type]
+    answer = final(await collect(answerer, "multi-GPU interconnect bandwidth", key=None))
+    assert answer.status == "answered" and len(backend.prompts) == 1 and "interconnect" in answer_text(answer)
+
+
+async def test_a_final_try_whose_first_claim_fails_falls_back_without_waiting_for_its_end() -> None:
+    endless = "Apples are red and sweet. " * 40
+    backend = WordByWordBackend("Bananas are yellow.", endless)
+    answerer = Answerer(_two_concepts(), backend, max_tokens=400, timeout_s=60)  # type: ignore[arg-type]
+    answer = final(await collect(answerer, "multi-GPU interconnect bandwidth", key=None))
+    assert answer.status == "fallback" and "NVLink" in answer_text(answer)
+    assert backend.written[1] < 10 < len(endless.split())
+
+
 async def test_a_retry_that_is_still_ungrounded_falls_back_to_the_definitions() -> None:
     backend = ScriptedBackend("Bananas are yellow.", "Apples are red.")
     answerer = Answerer(_two_concepts(), backend, max_tokens=24, timeout_s=60)  # type: ignore[arg-type]

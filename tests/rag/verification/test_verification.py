@@ -222,6 +222,18 @@ def test_a_sentence_written_twice_is_shown_once() -> None:
     assert text.count("шина NVIDIA") == 1 and not stream.answer.rejected
 
 
+def test_a_stream_stalls_on_its_first_failed_claim_not_on_a_lead_in_or_the_question_restated() -> None:
+    question = "we need to turn hundreds of hours of recorded calls into searchable text. what's that tech called?"
+    stream = SentenceStream(verifier_of(context("000-nvlink"), question))
+    stream.feed("Here is the answer:\n1. We need to turn hundreds of hours of recorded calls into searchable text. ")
+    assert len(stream.answer.rejected) >= 2 and not stream.stalled, "a lead-in, a number, the question: no claim"
+    stream.feed("Bananas grow on tall trees in warm countries. ")
+    assert stream.stalled
+    shown = SentenceStream(verifier_of(context("000-nvlink"), "для чего нужен NVLink?"))
+    shown.feed("NVLink — высокоскоростная межсоединительная шина NVIDIA между GPU [1]. Бананы растут на пальмах. ")
+    assert shown.answer.rejected and not shown.stalled, "once a sentence has passed, the answer is under way"
+
+
 def test_the_models_guillemets_are_not_shown_as_the_glossarys() -> None:
     check = verifier_of(context("002-quantization"), "что такое квантование?").check(
         "Квантование — «представление некоторых значений модели с пониженной числовой точностью» [1].")
