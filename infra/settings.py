@@ -195,8 +195,8 @@ class LLMSettings(BaseSettings):
     prompt_cache_mb: int = Field(
         64, ge=0,
         description="In-process model: evaluated prompt states kept in RAM (MB; 0 = off), one per system prompt, "
-                    "so that switching between them (the Russian-rules retry, then the next question's default "
-                    "rules) does not evaluate them again. A state of the default model is 6-10 MB.")
+                    "so that switching between them (a Russian question's rules, then an English one's) "
+                    "does not evaluate them again. A state of the default model is 6-10 MB.")
     base_url: str | None = Field(
         None, description="An OpenAI-compatible server (llama-server, vLLM, python -m llama_cpp.server) instead "
                           "of the in-process model, e.g. http://127.0.0.1:8000/v1. Empty = in-process.")

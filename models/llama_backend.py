@@ -6,8 +6,8 @@ token is handed to the event loop with ``loop.call_soon_threadsafe``. A ``thread
 between tokens stops the generation when the caller cancels.
 
 llama-cpp-python keeps the KV cache of the previous prompt and reuses its longest common prefix, which
-is why prompts put their static instructions first. It keeps one prompt: the answerer's retry under
-Russian rules evaluates another system prompt, and the next question evaluated its default one again
+is why prompts put their static instructions first. It keeps one prompt: a Russian question (asked under
+Russian rules) evaluates another system prompt than an English one, and the next question evaluated its own again
 (about 4 s for ~590 tokens on 2 cores). A RAM cache of evaluated states (``LLM_PROMPT_CACHE_MB``, 64 MB by
 default; 0 turns it off) keeps both: a prompt starts from the cached state sharing its longest prefix (0.1 s
 instead of 4 s). The answer ends (:class:`Finished`) with its last token, before the library saves the state.

@@ -17,8 +17,8 @@ MiniLM, side by side).
 ``--baseline`` also measures the TTFT before this answering path existed, on the same generated items, after
 the run: retrieval, then the first token of each item's first prompt on a model without the prompt cache,
 the items in the run's order (the KV cache holding the prompt before, as it did when every question was
-streamed unverified). The run's own first token is not that figure: after a retry under Russian rules,
-the next question evaluates its system prompt again unless the prompt cache keeps it.
+streamed unverified). The run's own first token is not that figure: after a question under the other
+language's rules, the next question evaluates its system prompt again unless the prompt cache keeps it.
 """
 
 from __future__ import annotations

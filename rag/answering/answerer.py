@@ -134,7 +134,7 @@ class Answerer:
 
     async def warm_up(self) -> None:
         """Evaluate the static part of the prompt once, so the first real question finds it cached (and,
-        with a prompt cache, the retry's Russian rules too)."""
+        with a prompt cache, the Russian rules too)."""
         if self.backend is not None and self.generate:
             await warm_up(self.backend, self.queue)
 
@@ -215,8 +215,10 @@ class Answerer:
         owner = user_key or conversation_key or "anonymous"
         params = self.params if max_tokens is None else replace(self.params, max_tokens=max(1, max_tokens))
         attempt: Attempt | None = None
+        # a Russian question under Russian rules from the first try: under English ones the small model often
+        # answers it in English, which no Russian entry supports (both rule sets stay evaluated in the cache)
         async for event in self._attempt(question, entries, history, lang, params, owner, conversation_key,
-                                         started, self.timeout_s, cancel_key=cancel_key):
+                                         started, self.timeout_s, native_rules=lang == "ru", cancel_key=cancel_key):
             if isinstance(event, Attempt):
                 attempt = event
             elif isinstance(event, QueueFullError):
@@ -323,8 +325,7 @@ class Answerer:
         and the rules stated in the answer's language.
 
         With distractors in the context, the default 0.5B model sometimes writes something no entry
-        supports, and under English rules it often answers a Russian question in English; given the one
-        concept retrieval ranked first and Russian rules, it mostly paraphrases that entry in Russian. Its
+        supports; given the one concept retrieval ranked first, it mostly paraphrases that entry. Its
         verified sentences stream like the first attempt's (the first showed none); its :class:`Answer`
         comes last when it answered, else nothing, and the first outcome stands.
         """

@@ -419,8 +419,8 @@ async def test_a_retry_that_is_still_ungrounded_falls_back_to_the_definitions() 
     assert "NVLink" in answer_text(answer) and "900 GB/s" in answer_text(answer)
 
 
-async def test_a_russian_answer_in_english_is_retried_under_russian_rules() -> None:
-    from rag.answering.prompt import SYSTEM_RULES_RU
+async def test_a_russian_question_is_answered_and_retried_under_russian_rules() -> None:
+    from rag.answering.prompt import SYSTEM_RULES, SYSTEM_RULES_RU
 
     nvlink = entry("nvlink", "NVLink", "Высокоскоростная шина NVIDIA между GPU с пропускной способностью до 900 ГБ/с.",
                    "нвлинк")
@@ -439,7 +439,10 @@ async def test_a_russian_answer_in_english_is_retried_under_russian_rules() -> N
                         timeout_s=60)
     answer = final(await collect(answerer, "как NVLink соединяет GPU?", key=None))
     assert answer.status == "answered" and answer.lang == "ru" and "шина" in answer_text(answer)
-    assert seen[0] != SYSTEM_RULES_RU and seen[1] == SYSTEM_RULES_RU
+    assert seen == [SYSTEM_RULES_RU, SYSTEM_RULES_RU]
+    backend.replies = ["NVLink is NVIDIA's high-speed bus between GPUs with up to 900 GB/s [1]."]
+    await collect(answerer, "how does NVLink connect GPUs?", key=None)
+    assert seen[2] == SYSTEM_RULES, "an English question keeps the English rules"
 
 
 async def test_a_question_that_names_one_concept_gets_only_that_concept() -> None:
