@@ -21,7 +21,7 @@ CHEAPER = re.compile(r"(?i)(дешевле|дороже|выгодн\w*|\bcheape
 # "посчитай", "quote me", «во сколько обойдётся», "what would it cost": a computed total is asked for
 CALCULATE = re.compile(
     r"(?i)(посчита\w*|рассчита\w*|расчита\w*|расч[её]т\w*|обойд[её]тся|обойдется|выйдет|итог\w*|\bquote\b"
-    r"|\bestimate\w*|calculat\w*|\btotal\b|сколько\s+(будет|выйдет|я\s+)?(заплач\w*|плат\w*)|сколько\s+(будет|выйдет)"
+    r"|\bestimate\w*|calculat\w*|(?<!params\s)(?<!parameters\s)(?<!weights\s)\btotal\b(?!\s+(params|parameters|weights|experts|layers|tokens))|сколько\s+(будет|выйдет|я\s+)?(заплач\w*|плат\w*)|сколько\s+(будет|выйдет)"
     r"|сколько\s+(\w+\s+){0,3}(выйдет|обойд\w+)|how\s+much\s+would\s+it\b"
     r"|how\s+much\s+(would|will|for|do\s+i\s+pay|would\s+i\s+pay)|what\s+would\s+\S+(\s+\S+)?\s+cost"
     r"|(?<!power\s)(?<!thermal\s)(?<!energy\s)(?<!memory\s)(?<!vram\s)\bbudget\b"
@@ -103,7 +103,10 @@ MODEL_FACT = re.compile(
     r"(?i)\bwho(?:'?s)?\b|\bкто\b|\bкем\b|\btrained\s+on\b|\bwas\s+(it\s+)?trained\b|\bобучал(а|и|ась|ся)?\b"
     r"|\bобучен[аоы]?\b|\b(does|do|can|is)\s+(?!(i|we|you|u)\b)[^?.!]{0,40}\b(use|support|understand|speak|handle|know|recogni[sz]e"
     r"|transcribe|translate)s?\b|поддерживает|понимает|\bумеет\b|распозна[её]т|использует|\bзачем\b|\bwhy\b"
-    r"|\bпочему\b")
+    r"|\bпочему\b"
+    # the languages it knows: "is whisper english only?", «qwen мультиязычная?», «какие языки понимает»
+    r"|\b(english|russian|german|french|spanish|chinese)[\s-]+only\b|\bmulti-?lingual\b|\b(which|what)\s+languages?\b"
+    r"|мультиязычн\w*|многоязычн\w*|\bкаки[ех]\s+языка?х?\b|\bтолько\s+(на\s+)?(английск|русск)\w*")
 # the hardware a model needs: a fact about it is then a fit question (memory, GPUs, cards, gigabytes)
 HARDWARE = re.compile(
     r"(?i)\bvram\b|\bmemory\b|памят|\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|карточк|видеокарт|видюх|\bgb\b"
@@ -127,7 +130,7 @@ OTHER_PROVIDER = re.compile(
     r"|\bдруги[хме]\s+(провайдер|облак)\w*|\bконкурент\w*|\bcompetitors?\b)")
 # how a bill is paid: a method the glossary and the rules say nothing about («криптой», "paypal", «по счёту»)
 PAYMENT_METHOD = re.compile(
-    r"(?i)(крипт\w*|\bcrypto\w*|bitcoin|биткоин\w*|\busdt\b|\bbtc\b|paypal|пейпал\w*|\bvisa\b|mastercard|\bмир\b"
+    r"(?i)(\bкрипт\w*|\bcrypto\w*|bitcoin|биткоин\w*|\busdt\b|\bbtc\b|paypal|пейпал\w*|\bvisa\b|mastercard|\bмир\b"
     r"|банковск\w+\s+карт\w*|\bcredit\s+card|\bdebit\s+card|\bcard\s+payment|безнал\w*|наличн\w*|\bcash\b"
     r"|\bинвойс\w*|\binvoic\w*|\bwire\s+transfer|bank\s+transfer|банковск\w+\s+перевод\w*|по\s+сч[её]ту"
     r"|сч[её]т\w*\s+(на\s+оплату|для\s+юр)|юр\.?\s*лиц\w*|юрлиц\w*|\bvat\b|\bндс\b|способ\w*\s+оплат\w*"
@@ -202,7 +205,8 @@ TECHNIQUE = re.compile(r"(?i)(\bwhat\s+(does|do|is\s+doing)\s+(that|this|it)\b|\
                        # which weights a training updates: «можно обучать не все веса, а только часть?», "train only a
                        # small part of the params"
                        r"|(обуча|тренир|дообуча|учить|train|updat|fine-?tun)\w*\s+(\w+\s+){0,3}(не\s+все|только|лишь|not\s+all|only|just)"
-                       r"[\w\s,-]{0,30}?(част|доля|слои|слоё|слое|адаптер|part|fraction|subset|layers|adapter)\w*)")
+                       r"[\w\s,-]{0,30}?(част|доля|слои|слоё|слое|адаптер|маленьк|небольш|part|fraction|subset|layers|adapter|small|tiny"
+                       r"|few)\w*)")
 # what a thing costs, causes, limits or is for, asked of a concept, not of the hardware: «что её съедает?» (the
 # memory), «во что упирается генерация?», «что я за это потеряю?», "what's eating the vram?", "what is that component
 # responsible for?", «оно сильно тормозить будет?»

