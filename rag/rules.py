@@ -60,6 +60,7 @@ class Rule:
     about: tuple[re.Pattern[str], ...]
     answer_no: tuple[re.Pattern[str], ...]
     answer_yes: tuple[re.Pattern[str], ...]
+    answer_neither: tuple[re.Pattern[str], ...]
     numbers: dict[str, int]
     derived: dict[str, str]  # lang -> what follows from the rule by the price list, or {}
 
@@ -72,6 +73,8 @@ class Rule:
         by_number = self._number_verdict(question)
         if by_number is not None:
             return by_number
+        if any(pattern.search(question) for pattern in self.answer_neither):
+            return None  # "will I be charged twice?": the rule answers it only on a condition, quoted whole
         no = any(pattern.search(question) for pattern in self.answer_no)
         yes = any(pattern.search(question) for pattern in self.answer_yes)
         if no == yes:  # neither, or a question that asks both ways: quote the rule, say neither
@@ -143,6 +146,7 @@ class _RuleRow(BaseModel):
     about: Annotated[Patterns, Field(min_length=1)]
     answer_no: Patterns | None = None
     answer_yes: Patterns | None = None
+    answer_neither: Patterns | None = None
     numbers: dict[Literal["week", "month"], int] | None = None  # the keys of _STATED_DAYS
     derived: _Derived | None = None
 
@@ -154,7 +158,7 @@ class _RuleRow(BaseModel):
     def rule(self) -> Rule:
         return Rule(id=self.id, entry_id=self.entry, quote=self.quote.strip(), en=self.en.strip(),
                     about=tuple(self.about), answer_no=tuple(self.answer_no or ()),
-                    answer_yes=tuple(self.answer_yes or ()),
+                    answer_yes=tuple(self.answer_yes or ()), answer_neither=tuple(self.answer_neither or ()),
                     numbers={str(unit): days for unit, days in (self.numbers or {}).items()},
                     derived={} if self.derived is None else self.derived.model_dump())
 

@@ -52,7 +52,14 @@ def test_yes_no_questions_get_the_answer_the_rule_implies(question: str, verdict
     assert single_verdict(answers) == verdict
 
 
-@pytest.mark.parametrize("question", ["что будет, если остановить аренду?", "what happens when I stop a placement?"])
+@pytest.mark.parametrize("question", [
+    "что будет, если остановить аренду?", "what happens when I stop a placement?",
+    # a charge doubled is what the key prevents when a retry reuses it: "Yes." read as "you will be charged twice"
+    "my script keeps retrying the create call on timeout — will i get billed twice?",
+    "my checkout request timed out and I hit retry. could I get charged twice?",
+    "скрипт повторяет запрос на создание инстанса при таймауте, спишут дважды?",
+    "если повторить запрос на оплату, деньги спишутся два раза?",
+])
 def test_an_open_question_about_a_rule_quotes_it_without_a_yes_or_no(question: str) -> None:
     answers = BOOK.match(question)
     assert answers and single_verdict(answers) is None
