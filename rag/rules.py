@@ -22,6 +22,7 @@ from rapidfuzz.distance import Levenshtein
 from infra.datafile import DataFile
 from infra.yamlfile import YamlDocument, read_yaml, validate
 from rag.glossary import Glossary, GlossaryEntry
+from rag.verification.renderings import RENDERINGS_FILE, Rendering, RenderingsError, load_renderings, source_sha
 
 RULES_FILE = Path("glossary") / "rules.yaml"
 Verdict = Literal["yes", "no"]
@@ -113,6 +114,7 @@ class RuleAnswer:
     entry: GlossaryEntry
     verdict: Verdict | None
     caveats: tuple[Caveat, ...] = ()
+    english: str | None = None  # the entry's curated English rendering, made from its current text
 
 
 def _pattern(raw: object) -> re.Pattern[str]:
@@ -204,6 +206,7 @@ class RuleBook:
     def __init__(self, data_dir: Path, glossary: DataFile[Glossary]) -> None:
         self._document: DataFile[RulesDocument] = DataFile(data_dir / RULES_FILE, read_rules_document)
         self._glossary = glossary
+        self._renderings: DataFile[dict[str, Rendering]] = DataFile(data_dir / RENDERINGS_FILE, _renderings_or_none)
         # the glossary and the rules document the vocabulary was made from (held, so never mistaken for a
         # later version: an id() could be reused) and their words. An edit of either file is a new value.
         self._vocabulary: tuple[Glossary | None, RulesDocument | None, frozenset[str]] = (None, None, frozenset())
@@ -276,8 +279,24 @@ class RuleBook:
         for rule in self.rules():
             entry = entries.get(rule.entry_id)
             if entry is not None and rule.is_about(text):
-                found.append(RuleAnswer(rule, entry, rule.verdict(text), self.caveats_for([entry])))
+                found.append(RuleAnswer(rule, entry, rule.verdict(text), self.caveats_for([entry]),
+                                        self._english(entry)))
         return found
+
+    def _english(self, entry: GlossaryEntry) -> str | None:
+        """The entry's curated English, when it was made from the entry's current words (an edited entry is
+        shown in Russian until its rendering is reviewed)."""
+        rendering = self._renderings.get().get(entry.id)
+        return rendering.en if rendering is not None and rendering.source_sha == source_sha(entry.definition) else None
+
+
+def _renderings_or_none(path: Path) -> dict[str, Rendering]:
+    """The renderings file, or none: without it English questions get the rule in Russian with its English
+    line, as before (the answerer logs the file's fault)."""
+    try:
+        return load_renderings(path)
+    except RenderingsError:
+        return {}
 
 
 def single_verdict(answers: Sequence[RuleAnswer]) -> Verdict | None:

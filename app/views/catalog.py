@@ -64,8 +64,14 @@ def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> st
         if answer.entry.id in quoted:  # two rules of one entry: the entry is quoted once
             continue
         quoted.add(answer.entry.id)
+        original = " ".join(answer.entry.definition.split())
+        if lang == "en" and answer.english is not None:  # our translation, the glossary's words one tap away
+            parts.append(markup.text(t("rule_intro_translated", lang, term=answer.entry.term)))
+            parts.append(markup.quote(answer.english))
+            parts.append(markup.details(t("answer_original", lang), original))
+            continue
         parts.append(markup.text(t("rule_intro", lang, term=answer.entry.term)))
-        parts.append(markup.quote(" ".join(answer.entry.definition.split())))
+        parts.append(markup.quote(original))
         if lang == "en":
             parts.append(markup.text(t("rule_in_english", lang, text=answer.rule.en)))
     for answer in intent.rules:
@@ -75,6 +81,8 @@ def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> st
                                  for answer in intent.rules))
     sources += [t(f"source_{catalog}", lang) for catalog in intent.catalogs]  # the derived figures' source
     source_key = "rule_source" if verdict is None else "rule_source_verdict"
+    if lang == "en" and any(answer.english is not None for answer in intent.rules):
+        source_key += "_translated"
     parts.append(markup.italic(t(source_key, lang, sources="; ".join(sources))))
     caveats = list(dict.fromkeys(caveat for answer in intent.rules for caveat in answer.caveats))
     if caveats:

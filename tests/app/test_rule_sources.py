@@ -99,3 +99,23 @@ def test_anchorgpu_ask_json_lists_the_price_list() -> None:
     document = json.loads(done.stdout)
     assert document["intent"] == "rule" and "168" in document["answer"]
     assert {"id": "price_list", "source": CATALOG_FILES["price_list"]}.items() <= document["sources"][-1].items()
+
+
+def test_an_english_question_gets_the_rule_in_our_reviewed_english_with_the_russian_one_tap_away() -> None:
+    from app.intents import Intent
+    from app.views.catalog import render_rule_answer
+
+    book = RuleBook(DATA, glossary_file(DATA))
+    answers = book.match("my script keeps retrying the create call on timeout — will i get billed twice?")
+    assert [a.rule.id for a in answers] == ["idempotency-key-reuse"] and answers[0].english is not None
+    intent = Intent("rule", "q", rules=tuple(answers))
+    html = render_rule_answer(intent, "en", HTML)
+    assert "<blockquote>An identifier that lets" in html and "our reviewed translation" in html
+    assert f"<blockquote expandable>{t('answer_original', 'en')}\n{answers[0].entry.definition.split()[0]}" in html
+    plain = render_rule_answer(intent, "en", PLAIN)
+    assert not plain.startswith(("Yes", "No")), "charged twice is what the key prevents, on a condition"
+    # a Russian question keeps the glossary's words alone; an entry edited since its rendering, too
+    assert "An identifier" not in render_rule_answer(intent, "ru", PLAIN)
+    from dataclasses import replace
+    stale = Intent("rule", "q", rules=(replace(answers[0], english=None),))
+    assert "quoted verbatim in Russian" in render_rule_answer(stale, "en", PLAIN)
