@@ -473,6 +473,10 @@ class ReplyPipeline:
         # how time is billed, spot capacity taken back: the quote engine's rules (a model named: a fit question)
         billing = billing_topic(text)
         if billing is not None and not has_model and not off_topic and not (has_gpu and words.price):
+            # "does stopping an hourly instance stop the billing?": the committed term's "no" is half the answer
+            if stop_depends_on_billing(text) and any(answer.rule.id == STOP_RULE
+                                                     for answer in self.intents.rules.match(text)):
+                return Decision("lifecycle", lifecycle="stop")
             return Decision("rule", billing=billing)
         # how to stop, extend, start again: the product's rules, unless the question is about paying
         if topic is not None and not words.payment and not has_model and not off_topic \

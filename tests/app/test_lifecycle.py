@@ -320,7 +320,10 @@ async def test_how_soon_a_gpu_is_there_is_the_rent_rule_not_the_price_list(pipel
 
 @pytest.mark.parametrize("text", ["can I pause an instance and not pay?", "если остановить сервер, деньги списываются?",
                                   "can I stop an on-demand instance so I do not pay?",
-                                  "if I stop the gpu will I still be charged?", "выключу карту — платить перестану?"])
+                                  "if I stop the gpu will I still be charged?", "выключу карту — платить перестану?",
+                                  # said with "billing", a billing-rule word: the same question
+                                  "does stopping an hourly instance stop the billing?",
+                                  "can i pause billing while i'm on vacation"])
 async def test_stopping_to_stop_paying_without_a_term_is_answered_for_both_ways_of_paying(
         pipeline: ReplyPipeline, text: str) -> None:
     """The glossary's "a stop does not pause the paid period" is about a committed term; an hourly placement
