@@ -212,6 +212,9 @@ BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+par
               # the shortest rental asked as one: "can I rent for just 1 hour?", «можно арендовать на час?»
               r"\b(just|only)\s+(for\s+)?(1|one|an?)\s+hour\b|\brent\w*\s+(\w+\s+)?for\s+(1|one|an?)\s+hour\b|"
               r"\bвсего\s+на\s+(один\s+|1\s+)?час|(арендова\w*|взять|снять)\s+(\w+\s+)?на\s+(один\s+|1\s+)?час(ок)?\b|"
+              # shorter than the first hour: «меньше чем на час», «на полчаса», "less than an hour", "for 20 minutes"
+              r"\b(меньше|менее|короче)\s+(чем\s+)?(на\s+)?(один\s+|1\s+)?час\w*|\bна\s+(полчаса|\d+\s+минут\w*)|"
+              r"\b(less|shorter)\s+than\s+(an?|one|1)\s+hour|\bunder\s+an\s+hour|\bfor\s+(half\s+an\s+hour|\d+\s+min(ute)?s)\b|"
               r"\b(minimum|minimal|shortest|smallest|least)\s+(\w+\s+)?(rental|rent|billing|charge|term|period|time|"
               r"duration|order|booking|lease)|\bround\w*\s+(up|down)|"
               r"тарифиц|неполн\w*\s+час|"

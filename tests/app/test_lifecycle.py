@@ -377,7 +377,8 @@ def test_mig_or_a_part_not_asked_for_rent_is_not_the_whole_gpus_rule(text: str) 
 
 
 @pytest.mark.parametrize("text", ["can I rent for just 1 hour?", "можно арендовать на час?",
-                                  "можно взять h100 всего на один час?"])
+                                  "можно взять h100 всего на один час?", "можно ли арендовать меньше чем на час?",
+                                  "can i rent an a100 for less than an hour?", "хочу взять h100 на 20 минут, можно?"])
 def test_the_shortest_rental_asked_as_one_hour_is_the_billing_rule(text: str) -> None:
     assert billing_topic(text) == "billing"
     assert Phrase.of("quote_rule_started_hour") in answer_lifecycle("billing", BOOK).facts
