@@ -45,7 +45,7 @@ _YEARS = re.compile(r"(?i)\b(\d{1,6}|a|one|один|одн\w*)\s*(years?|yrs?|г
 # "со скидкой", "with a discount", "reserved": a committed term
 _DISCOUNT = re.compile(r"(?i)(скидк\w*|discount\w*|дешевле\s+за\s+срок|long[\s-]term)")
 PLACEMENT_ID = re.compile(r"\b(P-[0-9A-Z]{4,24})\b", re.IGNORECASE)
-_OR_WORDS = frozenset({"или", "or", "vs", "vs.", "versus", "/", "либо", "против", "и", "and"})
+_OR_WORDS = frozenset({"или", "or", "vs", "vs.", "versus", "/", "либо", "против", "и", "and", "than", "чем"})
 _MEMORY_ONLY = re.compile(r"^(\d{2,3})\s*(gb|гб|g|г)?$")
 _ARTICLES = frozenset({"a", "an"})
 _BIG_COUNT = re.compile(r"^\d{4,7}$")
@@ -194,7 +194,8 @@ def gpus_named(text: str, catalog: GPUCatalog) -> list[GpuSlot]:
             _add(found, mention.gpu, count)
             previous, i = mention.gpu, mention.end
             continue
-        # "a100 40gb или 80gb", "h100 sxm vs pcie": a variant alone after "or" is a sibling of the GPU named
+        # "a100 40gb или 80gb", "h100 sxm vs pcie", "h100 pcie slower than sxm": a variant alone after "or" (or
+        # "than") is a sibling of the GPU named
         if previous is not None and tokens[i] in _OR_WORDS and i + 1 < len(tokens):
             sibling = _sibling(previous, tokens[i + 1], catalog)
             if sibling is not None:

@@ -17,6 +17,7 @@ FIT = FitService(DATA)
     ("can I run deepseek-r1 671b on 8x H200?", {"model": "deepseek-r1", "gpus": ["h200"], "count": 8}),
     ("Можно ли запустить Stable Diffusion XL на RTX 4090?", {"model": "sdxl", "gpus": ["rtx-4090"]}),
     ("a100 40gb или 80gb для llama 13b fp16?", {"model": "13b", "gpus": ["a100-40gb", "a100-80gb"]}),
+    ("is the h100 pcie slower than sxm for llm inference?", {"gpus": ["h100-pcie", "h100-sxm"]}),  # "than" a variant
     ("сколько будет стоить 4 x A100 на 2 недели?", {"gpus": ["a100-80gb"], "count": 4, "hours": 336}),
     ("сколько стоит арендовать 8 H100 на месяц со скидкой?",
      {"gpus": ["h100-sxm"], "count": 8, "hours": 720, "pricing": "committed"}),
