@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 from rag.glossary import GlossaryEntry
 from rag.retrieval.retriever import Hit, SearchResult
 from rag.subject import names_subject, own_subject
-from rag.text import compact
+from rag.text import compact, fold, is_russian_word
 
 # On the in-scope eval questions, every one whose runner-up concept scored under 0.6 of the first hit had
 # the right entry first: 119 by the fused score (at 0.7 one did not), 81 by the BM25 score (none wrong
@@ -45,6 +45,16 @@ _COMPARISONS = (
     re.compile(r"(?i)чем\s+(?P<x>.+?)\s+отлича\w*\s+от\s+(?P<y>.+?)\s*\??$"),
     re.compile(r"(?i)чем\s+отлича\w*\s+(?P<x>.+?)\s+от\s+(?P<y>.+?)\s*\??$"),
     re.compile(r"(?i)(?P<x>.+?)\s+отлича\w*\s+от\s+(?P<y>.+?)\s*\??$"),
+    # the two named first, the question after them: «лора и qlora в чём разница по-человечески?», «префилл и декод
+    # это одно и то же или разные вещи?», "prefill and decode, are they the same thing?"
+    re.compile(r"(?i)^(?P<x>[^?,.:;]+?)\s+и\s+(?P<y>[^?,.:;]+?)\s*[,—–-]?\s*(?:это\s+)?(?:в\s+ч[её]м\s+(?:у\s+них\s+)?"
+               r"(?:разница|различи\w*|отлич\w*)|(?:одно\s+и\s+то\s+же|одинаков\w*|то\s+же\s+самое)(?!\s+или\s+нет)"
+               r"|разные\s+(?:вещи|штуки)"
+               r"|чем\s+(?:они\s+)?отлича\w*)"),
+    re.compile(r"(?i)^(?:(?:are|is)\s+)?(?P<x>[^?,.:;]+?)\s+(?:and|&)\s+(?P<y>[^?,.:;]+?)\s*[,—–-]?\s*(?:what'?s\s+the\s+"
+               r"(?:actual\s+|real\s+)?diff\w*|(?:are\s+they\s+|is\s+it\s+)?(?:the\s+)?same\s+thing(?!\s+or\s+not)"
+               r"|different\s+things"
+               r"|how\s+(?:do|are)\s+they\s+differ\w*)"),
     re.compile(r"(?i)(?:в\s+ч[её]м\s+)?(?:разница|различи\w*|отлич\w*)\s+(?:между\s+)?(?P<x>.+?)\s+и\s+(?P<y>.+?)"
                r"\s*\??$"),
     re.compile(r"(?i)(?:сравни\w*|compare)\s+(?P<x>.+?)\s+(?:и|с|and|with|to)\s+(?P<y>.+?)\s*\??$"),
@@ -66,6 +76,10 @@ _SIDE_FILLER = re.compile(r"(?i)^((whats|what'?s|what\s+is|what\s+are|explain|о
 _SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s"
                        r"|\s(in\s+plain\s+english|in\s+simple\s+(terms|words)|простыми\s+словами|по-простому)\b).*$")
 
+# a side's words that do not name it: "or just do rag", «или просто взять rag»; "should we finetune…"
+_SIDE_HEDGE = re.compile(r"(?i)^((just|only|simply|rather|instead|просто|только|лучше|сразу)\s+)+"
+                         r"((do|use|go\s+with|try|pick|делать|сделать|юзать|использовать|взять|брать|пойти\s+в)\s+)?"
+                         r"|^((should|shall|do|can|could|would)\s+(we|i|you|u)\s+|(нам|мне)\s+(лучше\s+)?)")
 _NUMBER = re.compile(r"^[\d.,\s%x×]+$")
 _NOT = re.compile(r"(?i)^(нет|не|not|no|nope)$")
 # a side of a comparison that points back ("а чем она отличается от QLoRA?" after "что такое LoRA?")
@@ -139,6 +153,7 @@ def comparison_sides(question: str, *, where: bool = False) -> tuple[str, str] |
             left_text = _SIDE_START.sub("", match.group("x")) or match.group("x")
             left = _SIDE_FILLER.sub("", _SIDE_END.sub("", left_text).strip(" ,.:;«»\"'")).strip()
             right = _SIDE_FILLER.sub("", _SIDE_END.sub("", match.group("y")).strip(" ,.:;«»\"'")).strip()
+            left, right = _SIDE_HEDGE.sub("", left).strip() or left, _SIDE_HEDGE.sub("", right).strip() or right
             if where:
                 right = _WHERE.sub("", right).strip() or right
             if _ASKS_WHICH.match(left) or not left:
@@ -224,6 +239,8 @@ def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry
     if narrower is not None and narrower != sides \
             and _side_concept(retriever, all_entries, narrower[1], previous) is not None:
         sides = narrower
+    if not _NAMED_COMPARISON.search(question) and len(sides[0].split()) >= CLAUSE_WORDS and names_nothing(sides[1]):
+        return None  # "does flash attention reduce memory or just speed?": two things it may do, not two things
     sides = _shared_head(retriever, all_entries, sides)
     concepts = [_side_concept(retriever, all_entries, side, previous) for side in sides]
     if concepts[0] is None and concepts[1] is None:
@@ -247,6 +264,8 @@ def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry
     left, right = ([e for e in concept_entries(all_entries, concept) if e.category != "comparisons"]
                    if concept else [] for concept in concepts)
     missing = tuple(side for side, concept in zip(sides, concepts, strict=True) if concept is None)
+    if not _NAMED_COMPARISON.search(question) and any(names_nothing(side) for side in missing):
+        return None  # «…или просто время?»: "время" is no thing compared
     if not (left and right) and not joint and not (missing and (left or right)):
         return None
     return Comparison(left, right, joint, missing)
@@ -264,14 +283,50 @@ def _side_concept(retriever: Retriever, all_entries: Sequence[GlossaryEntry], si
     return concept
 
 
+# a comparison said in so many words: both sides are things compared ("precision vs recall"), unlike the two
+# alternatives of an "or", which may be what a thing does ("reduce memory or just speed?")
+_NAMED_COMPARISON = re.compile(r"(?i)\bvs\.?\b|\bversus\b|\bпротив\b|разниц|различ|отлич|\bdiffer|\bdiff\b|compar|сравн"
+                               r"|same\s+thing|одно\s+и\s+то\s+же")
+# a left side this long is a clause ("does flash attention reduce memory"), not a name
+CLAUSE_WORDS = 4
+# a word the language has (the question's own words, not a name): English by its frequency in wordfreq's list
+COMMON_ENGLISH_ZIPF = 3.0
+
+
+def names_nothing(side: str) -> bool:
+    """A comparison side made only of the language's common words ("just speed", «по-человечески», «разные
+    вещи»): a side no entry resolved and that names nothing is no side, unlike "safetensors"."""
+    from wordfreq import zipf_frequency
+
+    words = re.findall(r"[^\W\d_]+", fold(side))
+    if not words or re.search(r"\d", side):
+        return False
+    return all(is_russian_word(word) if re.match(r"[а-я]", word)
+               else word.isascii() and zipf_frequency(word, "en") >= COMMON_ENGLISH_ZIPF for word in words)
+
+
 def _shared_head(retriever: Retriever, all_entries: Sequence[GlossaryEntry], sides: tuple[str, str],
                  ) -> tuple[str, str]:
     """"tensor and pipeline parallelism": the right side's last words are the left's too, when the left with
     them is a concept that names it ("tensor parallelism", not «Tensor»); "lora and full fine-tuning" stays
-    "lora" (no concept is "lora fine-tuning")."""
+    "lora" (no concept is "lora fine-tuning"). The other way round, «тензорный параллелизм или пайплайн»: the
+    left's last words are the right's too when a name of the concept found holds them («пайплайн-параллелизм»,
+    not «Retrieval Pipeline»)."""
     left, right = sides
     words_right = right.split()
-    if len(left.split()) != 1 or len(words_right) < 2:
+    words_left = left.split()
+    if len(words_right) == 1 and 2 <= len(words_left) <= 3:
+        head = words_left[1:]
+        joined = f"{right} {' '.join(head)}"
+        result = retriever.search(joined, 3)
+        if result.in_scope and result.hits:
+            names = [compact(name) for entry in concept_entries(all_entries, result.hits[0].entry.concept)
+                     for name in entry.names]
+            if any(compact(word)[:6] in name for word in head for name in names) \
+                    and any(compact(right)[:5] in name for name in names):
+                return left, joined
+        return sides
+    if len(words_left) != 1 or len(words_right) < 2:
         return sides
     joined = f"{left} {' '.join(words_right[1:])}"
     result = retriever.search(joined, 3)

@@ -35,6 +35,15 @@ from tests.conftest import DATA_DIR
     ("what's lora vs qlora", ("lora", "qlora")),
     ("чем tp отличается от pp простыми словами?", ("tp", "pp")),
     ("awq vs gptq?", ("awq", "gptq")), ("an asr vs a tts", ("asr", "tts")),  # a side that begins with "a"
+    # the two named first, the question after them
+    ("лора и qlora в чем разница по человечески, и что брать?", ("лора", "qlora")),
+    ("префилл и декод это одно и то же или разные вещи?", ("префилл", "декод")),
+    ("zero-2 и zero-3 — чем отличаются?", ("zero-2", "zero-3")),
+    ("prefill and decode, are they the same thing?", ("prefill", "decode")),
+    ("awq and gptq what's the actual difference", ("awq", "gptq")),
+    # a side's hedge is not its name
+    ("should we finetune the model or just do rag?", ("finetune the model", "rag")),
+    ("бери flash attention или просто взять xformers?", ("бери flash attention", "xformers")),
 ])
 def test_comparison_sides(question: str, sides: tuple[str, str]) -> None:
     assert comparison_sides(question) == sides
@@ -138,3 +147,29 @@ def test_where_a_side_is_found_is_not_part_of_its_name(question: str) -> None:
     retriever = HybridRetriever(entries, None, None)
     found = resolve_comparison(retriever, entries, question)
     assert found is not None and "003-lora-vs-checkpoint" in [e.id for e in found.joint]
+
+
+def test_the_left_sides_head_is_the_right_ones_when_a_name_holds_both() -> None:
+    """«тензорный параллелизм или пайплайн»: «пайплайн-параллелизм», not «Retrieval Pipeline»."""
+    entries = load_glossary(DATA_DIR)
+    retriever = HybridRetriever(entries, None, None)
+    found = resolve_comparison(retriever, entries, "тензорный параллелизм или пайплайн — в чем разница?")
+    assert found is not None and not found.missing
+    assert found.left[0].concept == "tensor-parallelism" and found.right[0].concept == "pipeline-parallelism"
+
+
+@pytest.mark.parametrize("question", ["does flash attention reduce memory or just speed?",
+                                      "gradient checkpointing экономит память или просто время?"])
+def test_an_alternative_of_common_words_is_no_side_compared(question: str) -> None:
+    """What a thing does, two ways ("reduce memory or just speed"), compares no two things: no side is "missing"."""
+    entries = load_glossary(DATA_DIR)
+    retriever = HybridRetriever(entries, None, None)
+    assert resolve_comparison(retriever, entries, question) is None
+
+
+def test_a_side_said_compared_is_missing_even_in_common_words() -> None:
+    """"precision vs recall": compared in so many words, "recall" is a thing the glossary lacks."""
+    entries = load_glossary(DATA_DIR)
+    retriever = HybridRetriever(entries, None, None)
+    found = resolve_comparison(retriever, entries, "precision vs recall, which one should i optimize")
+    assert found is not None and found.missing == ("recall",)
