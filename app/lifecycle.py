@@ -177,7 +177,12 @@ DATA = _re(r"\b(my|our)\s+(\w+\s+)?(data|files?|datasets?|checkpoints?|weights|m
            r"\b(delete|wipe|erase|keep|lose|back\s*up)\w*\s+(my|our)\s+(data|files?|disk)|"
            r"\b(мо[иеёя]\w*|наш\w*|сво\w+)\s+(\w+\s+)?(данн|файл|датасет|чекпоинт|вес|модел|диск)\w*|"
            r"\bданн\w+\s+(сохран|удал|останут|пропад|сотр|потер)|\b(сохран|удал|останут|пропад|сотр|потер)\w*\s+"
-           r"(ли\s+)?(мои\s+|наши\s+)?(данн|файл|диск)")
+           r"(ли\s+)?(мои\s+|наши\s+)?(данн|файл|диск)|"
+           # what one downloaded gone, or where to keep it: "the weights i downloaded are gone", «где хранить веса»
+           r"\b(data|files?|datasets?|checkpoints?|weights|models?)\b[^.?!]{0,30}\b(gone|lost|deleted|wiped|disappear\w*"
+           r"|vanish\w*)|\bwhere\s+(\w+\s+){0,4}(keep|store|put|save|persist)\b|"
+           r"\b(данн|файл|датасет|чекпоинт|вес|модел)\w*\b[^.?!]{0,30}(пропад|исчез|удаля|стира|теря)\w*|"
+           r"\bгде\s+(\w+\s+){0,3}(хранить|держать|сохранять|положить)")
 DATA_FATE = _re(r"safe|kept|keep|stay|remain|delet|wip|eras|lost|lose|gone|persist|happen|back\s*up|vanish|disappear|"
                 r"исчез|"
                 r"сохран|удал|останут|остан|пропад|сотр|потер|будет\s+с|случится|денутся|бэкап")

@@ -61,7 +61,7 @@ from app.router import RouteScores, SemanticRouter
 from app.slots import GpuSlot, Slots, normalise, read_slots
 from app.smalltalk import FAREWELL
 from app.translit import latin_words, russian_in_latin, to_cyrillic
-from app.words import CONCEPT_ASKED, HAVE_YOU, LISTING, NAMING, QUOTED, TECHNIQUE, Signals, asked_clauses
+from app.words import CONCEPT_ASKED, HAVE_YOU, LISTING, NAMING, OUR_PRICES, QUOTED, TECHNIQUE, Signals, asked_clauses
 from gpu.compare import aspect_asked, compare_gpus, fastest_rented
 from gpu.data import GpuData
 from gpu.fit.largest import family_named, largest_fitting
@@ -454,11 +454,17 @@ class ReplyPipeline:
             return Decision("price") if has_gpu and words.price else Decision("refusal", refusal="other_provider")
         if words.payment_method and not has_model and not (has_gpu and has_duration):
             return Decision("refusal", refusal="payment_method")
+        # taxes: no price, rule or entry answers them; the tax in our prices is the account manager's, as VAT is
+        if words.tax and not words.payment_method and not has_model and not has_duration:
+            return Decision("refusal", refusal="payment_method" if OUR_PRICES.search(text) else "off_topic")
         # the currency: the price list has one (a GPU or a rental named: its price, in that currency)
         if words.currency and not has_gpu and not has_model and not has_duration:
             return Decision("refusal", refusal="currency")
-        # "what's that called?", «как называется штука, которая раздаёт задачи по видеокартам?»: a concept's name
-        if words.naming and not has_gpu and not has_model and not has_duration and not money:
+        # "what's that called?", «как называется штука, которая раздаёт задачи по видеокартам?»: a concept's name; a
+        # model or GPU beside it is its context ("what is this technique called where you train a 70b with less
+        # memory", «учу 13b на двух 3090 и не влезает, как называется…»), unless what is named is asked to run there
+        # («как называется самая большая модель, что влезет в 4090?»)
+        if words.name_asked and not has_duration and not money:
             return Decision("glossary")
         # the question is the message's last sentence: a name, a cause, a cost or a method asked there, of no GPU or
         # model it names («учу 7b на 4090, вылетает по памяти. активации можно не хранить — как это называется?»,

@@ -64,12 +64,18 @@ class Signals:
         self.other_provider = bool(OTHER_PROVIDER.search(text))
         self.payment_method = bool(PAYMENT_METHOD.search(text))
         self.currency = bool(CURRENCY.search(text))
+        self.tax = bool(TAX.search(text))
         self.how = bool(HOW.search(text))
         self.explain = bool(EXPLAIN.search(text))
         self.technique = bool(TECHNIQUE.search(text))
         self.asks_us = bool(ASKS_US.search(text)) or self.rate
         self.addressed = bool(ASKS_US.search(text) or ADDRESSED.search(text))
         self.naming = bool(NAMING.search(text))
+        # a name asked of what follows it, with no running asked there: «учу 13b на двух 3090 и не влезает, как
+        # называется, когда оптимизатор размазывают по картам?» (not «как называется модель, что влезет в 4090?»)
+        named = NAMING.search(text)
+        self.name_asked = named is not None and not STRONG_FIT.search(text[named.start():]) \
+            and not LARGEST_MODEL.search(text[named.start():])
         self.largest_model = bool(LARGEST_MODEL.search(text))
         self.rent_request = bool(RENT_REQUEST.search(text))
         self.fastest = bool(FASTEST.search(text))
@@ -106,7 +112,9 @@ MODEL_FACT = re.compile(
     r"|\bпочему\b"
     # the languages it knows: "is whisper english only?", «qwen мультиязычная?», «какие языки понимает»
     r"|\b(english|russian|german|french|spanish|chinese)[\s-]+only\b|\bmulti-?lingual\b|\b(which|what)\s+languages?\b"
-    r"|мультиязычн\w*|многоязычн\w*|\bкаки[ех]\s+языка?х?\b|\bтолько\s+(на\s+)?(английск|русск)\w*")
+    r"|мультиязычн\w*|многоязычн\w*|\bкаки[ех]\s+языка?х?\b|\bтолько\s+(на\s+)?(английск|русск)\w*"
+    r"|\blanguages?\s+(other\s+than|besides|except|beyond)\b|\b(other|different|foreign|more)\s+languages\b"
+    r"|\bnon-?english\b|\b(на\s+)?(други[ехм]|разны[ехм]|иностранн\w+)\s+языка?х?\b|\bкроме\s+(английск|русск)\w*")
 # the hardware a model needs: a fact about it is then a fit question (memory, GPUs, cards, gigabytes)
 HARDWARE = re.compile(
     r"(?i)\bvram\b|\bmemory\b|памят|\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|карточк|видеокарт|видюх|\bgb\b"
@@ -135,6 +143,13 @@ PAYMENT_METHOD = re.compile(
     r"|\bинвойс\w*|\binvoic\w*|\bwire\s+transfer|bank\s+transfer|банковск\w+\s+перевод\w*|по\s+сч[её]ту"
     r"|сч[её]т\w*\s+(на\s+оплату|для\s+юр)|юр\.?\s*лиц\w*|юрлиц\w*|\bvat\b|\bндс\b|способ\w*\s+оплат\w*"
     r"|payment\s+methods?|how\s+(can|do)\s+i\s+pay|как\s+(можно\s+)?(оплатить|заплатить|платить))")
+# taxes and bookkeeping: neither the price list, the rules nor the glossary advise on them («какой налог платит ип»,
+# "how do i deduct gpu rental from taxes"); VAT on our invoices is a payment question (PAYMENT_METHOD)
+TAX = re.compile(r"(?i)(\bналог\w*|\bусн\b|\bндфл\b|\bбухгалтер\w*|\bбухучет\w*|\bбухуч[её]т\w*|\bамортизац\w*"
+                 r"|\btax(es|ed|ation)?\b|\bdeduct\w*|\baccountant\w*|\bbookkeep\w*|\bdepreciat\w*)")
+# our prices or bill named: «цены с налогом?», "do your prices include tax?"
+OUR_PRICES = re.compile(r"(?i)\b(your|ваш\w*|вы|вас)\b|\bprices?\b|\bцен[аыуе]?\b|\bсч[её]т\w*|\binvoice\w*|включ\w*"
+                        r"|\binclud\w*")
 # the currency prices are in: «можно в рублях?», "do you take euros?", «почему цена в долларах?»
 CURRENCY = re.compile(
     r"(?i)(\bв\s+(рубл|евро|доллар|тенге|юан|гривн|валют)\w*|\bрубл\w*|\bруб\.?(?!\w)|₽|€|£|\bевро\b|\bвалют\w*"
@@ -160,7 +175,11 @@ NAMING = re.compile(
     r"(?i)(\bwhat'?s\s+(that|this|it|the)(\s+\w+){0,3}\s+called\b|\bwhat\s+(is|are)\s+(that|this|it|they)\s+called\b"
     r"|\bwhat\s+do\s+(you|u|people|they|we)\s+call\b|\bis\s+there\s+a\s+(name|term|word)\s+for\b"
     r"|\bwhat'?s\s+the\s+(name|term)\s+for\b|\bhas\s+a\s+name\b"
-    r"|\bкак\s+(это\s+|оно\s+|она\s+|они\s+)?(называ\w+|зов[её]тся|назвать)\b|\bесть\s+(ли\s+)?(название|термин)\b)")
+    r"|\bhow\s+(is|are)\s+(it|this|that|they|these|those)(\s+\w+){0,2}\s+called\b|\bwhat'?s\s+the\s+name\s+of\b"
+    r"|\bwhat\s+(is|are)\s+(that|this|these|those)(\s+\w+){1,3}\s+called\b"
+    # «как эта штука называется», «как такой подход зовётся»: a thing pointed at, then its name asked
+    r"|\bкак\s+((это|оно|она|они|эта|этот|эти|такая|такой|такое|такие|вот)\s+)?(\w+\s+){0,2}?(называ\w+|зов[её]тся"
+    r"|назвать)\b|\bесть\s+(ли\s+)?(название|термин)\b)")
 # the fit asked the other way round: which model a GPU runs («какую самую большую ламу потянет 4090?», "what's the
 # biggest model i can run on an l40s?", «какие модели влезут в 48 гб?»)
 LARGEST_MODEL = re.compile(

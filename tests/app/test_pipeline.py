@@ -231,6 +231,17 @@ async def test_a_how_or_why_question_naming_a_gpu_in_passing_is_a_glossary_quest
     ("fine-tuning llama 3 8b on one 4090 - heard you can freeze the base and train only a small adapter, what's that "
      "called?", "glossary"),
     ("у меня 7b и 16 гб. можно дообучать только небольшую часть весов?", "glossary"),
+    # a name asked, with the model, the GPU and the memory as its context
+    ("обучаю 13b, память улетает на активациях. слышал что их можно не хранить а пересчитывать на обратном проходе — "
+     "как эта штука называется?", "glossary"),
+    ("what is this technique called where you train a 70b with less memory by recomputing activations", "glossary"),
+    ("учу llama 8b на 4090, как правильно называется, когда веса в 4 бита, а учатся адаптеры?", "glossary"),
+    ("учу 13b на двух 3090 и не влезает, как называется, когда оптимизатор и градиенты размазывают по картам?",
+     "glossary"),
+    ("как называется самая большая модель, которая влезет в 4090?", "fit"),
+    # the languages a model handles are its own fact
+    ("does whisper work for languages other than english?", "glossary"),
+    ("whisper на других языках работает?", "glossary"),
     # a question that names the model or the GPU asks the fit, whatever else follows it
     ("у меня 4090. влезет ли llama 3 70b в 4 битах?", "fit"),
     ("mixtral на двух 4090, что будет по памяти?", "fit"),
@@ -238,6 +249,9 @@ async def test_a_how_or_why_question_naming_a_gpu_in_passing_is_a_glossary_quest
     ("we have 2 a100 40gb. can we run mixtral 8x7b? what's the catch?", "fit"),
     # keeping one's data between rentals is storage, not the list of rentals
     ("how do i keep my dataset between rentals so i don't re-upload 500gb every time", "glossary"),
+    ("every time my container restarts the weights i downloaded are gone. where am i supposed to keep them",
+     "glossary"),
+    ("после перезапуска контейнера скачанные веса пропадают, где их хранить?", "glossary"),
 ])
 async def test_the_last_question_decides_whether_a_named_model_is_context_or_the_fit(
         pipeline: ReplyPipeline, text: str, route: str) -> None:
@@ -275,6 +289,11 @@ async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipelin
     ("можно ли оплатить аренду криптой", "pipeline_payment_method"),
     ("do you accept paypal?", "pipeline_payment_method"),
     ("можно счёт на юрлицо?", "pipeline_payment_method"),
+    # taxes: the tax in our prices is the account manager's, like VAT; the customer's own taxes are nobody's here
+    ("do your prices include tax?", "pipeline_payment_method"),
+    ("цены с налогом или без?", "pipeline_payment_method"),
+    ("какой налог платит ип на усн если сдает свои серверы в аренду", "pipeline_off_topic"),
+    ("can i deduct gpu rental from my taxes?", "pipeline_off_topic"),
 ])
 async def test_other_providers_and_payment_methods_are_said_to_be_unknown(pipeline: ReplyPipeline, text: str,
                                                                          phrase: str) -> None:
