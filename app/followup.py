@@ -63,7 +63,7 @@ def reads_as_follow_up(text: str) -> bool:
 @dataclass(frozen=True)
 class Refinement:
     text: str  # the canonical request the parsers read
-    route: Literal["quote", "fit"]
+    route: Literal["quote", "fit", "price"]
 
 
 def bare_count(text: str) -> int | None:
@@ -95,6 +95,17 @@ def refine_quote(earlier: Slots, now_text: str, now: Slots) -> Refinement | None
                                                     earlier.pricing):
         return None
     return Refinement(quote_text(gpu.id, count, duration, pricing), "quote")
+
+
+def quote_of_price(earlier: Slots, now_text: str, now: Slots) -> Refinement | None:
+    """«а если 4 штуки на неделю?» after «сколько стоит 4090?»: the quote of the GPU priced before (or the one
+    the follow-up names), for the time it names; None when it names no time or the price was of several GPUs."""
+    gpus = now.gpus or earlier.gpus
+    if now.duration is None or len(gpus) != 1:
+        return None
+    count = now.count if now.count is not None else bare_count(now_text)
+    pricing = now.pricing or read_pricing(now_text, True)
+    return Refinement(quote_text(gpus[0].id, count, now.duration, pricing), "quote")
 
 
 def quote_of_fit(result: FitResult, now: Slots, now_text: str) -> Refinement | None:

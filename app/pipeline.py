@@ -30,7 +30,15 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from app.concepts import ConceptNames
-from app.followup import Refinement, opens_follow_up, quote_of_fit, reads_as_follow_up, refine_fit, refine_quote
+from app.followup import (
+    Refinement,
+    opens_follow_up,
+    quote_of_fit,
+    quote_of_price,
+    reads_as_follow_up,
+    refine_fit,
+    refine_quote,
+)
 from app.intents import AT_LEAST, MEMORY_SIZE, Intent, IntentClassifier, spec_fields_asked
 from app.lifecycle import (
     DATA,
@@ -371,6 +379,8 @@ class ReplyPipeline:
             if before_route != "fit":
                 return None
             return refine_fit(read_slots(before_text, self.fit), normalise(text), now, self.fit.parser)
+        if earlier_route == "fit" and own.route == "price" and now.gpus and now.duration is None:
+            return None  # «а сколько стоит час l40s?» after a fit: that GPU's price, not the fit on it
         if earlier_route == "fit" and now.duration is not None and not now.gpus:
             try:  # «а сколько это будет стоить на неделю?»: the price of the configuration the fit found
                 result = self.fit.fit(normalise(earlier_text),
@@ -380,6 +390,11 @@ class ReplyPipeline:
             return quote_of_fit(result, now, normalise(text))
         if earlier_route == "fit":
             return refine_fit(earlier, normalise(text), now, self.fit.parser)
+        if earlier_route == "price" and now.model is None:
+            if now.duration is not None:  # «а если 4 штуки на неделю?» after «сколько стоит 4090?»: its quote
+                return quote_of_price(earlier, normalise(text), now)
+            if now.gpus:  # «а на 4090?» after «сколько стоит час l40s»: that GPU's prices
+                return Refinement(" ".join(gpu.id for gpu in now.gpus) + " price", "price")
         return None
 
     def _effective(self, previous: Sequence[str], depth: int) -> tuple[str, Route]:

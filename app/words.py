@@ -29,7 +29,10 @@ CALCULATE = re.compile(
     r"|\bcost\s+(for|of)\s+(a|an|one|two|\d+)\b|\b(a|the)\s+(number|figure|ballpark)\s+for\b"
     r"|what'?s\s+it\s+(gonna|going\s+to)\s+(be|cost))")
 # a price asked in other words than the price list's own: «сколько это стоит», "how much is it"
-MONEY = re.compile(r"(?i)(сколько\s+(\w+\s+){1,3}(стоит|стоят|стоить)|how\s+much\s+(to|is\s+it|does\s+it)\b)")
+MONEY = re.compile(r"(?i)(сколько\s+(\w+\s+){1,3}(стоит|стоят|стоить)|how\s+much\s+(to|is\s+it|does\s+it)\b"
+                   # "how much is an l4 per hour": a rate asked is a price, whatever the GPU
+                   r"|how\s+much\s+(is|are)\b[^?.!]{0,40}(\b(per|an?|each|every)\s+(hour|hr|day|week|month)\b|\bhourly\b"
+                   r"|/\s*(h|hr|hour)\b))")
 # the whole price list asked for: «прайс скиньте», "send me your rate card"
 PRICE_LIST = re.compile(r"(?i)(\bпрайс\w*|прайс-лист\w*|\bрасценк\w*|\bтарифы\b|\bprice\s*(list|sheet)s?\b|"
                         r"\brate\s*(card|sheet|list)s?\b|\bpricing\s+(page|list|table)\b|\btariffs\b)")

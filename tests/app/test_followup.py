@@ -9,7 +9,7 @@ import pytest
 
 from app.followup import reads_as_follow_up
 from app.pipeline import ReplyPipeline
-from app.reply import ClarifyReply, FitReply, GlossaryReply, QuoteReply, Reply
+from app.reply import CatalogReply, ClarifyReply, FitReply, GlossaryReply, QuoteReply, Reply
 from app.views.reply import render_text
 from rag.answering.prompt import Turn
 
@@ -175,3 +175,18 @@ async def test_a_fit_change_after_the_fit_s_price_changes_the_fit(pipeline: Repl
     assert isinstance(changed, FitReply), changed
     request = changed.results[0].request
     assert (request.model.id, request.quant, request.batch) == ("qwen2.5-72b", "fp8", 200)
+
+
+async def test_a_gpus_price_after_a_fit_is_its_price_and_a_time_after_a_price_is_its_quote(
+        pipeline: ReplyPipeline) -> None:
+    """«а сколько стоит час l40s» after a fit asks the L40S's price (the fit on it was shown before); then
+    «а на 4090?» that GPU's price, and «а если 4 штуки на неделю?» the quote of the GPU priced last."""
+    fit, l40s, rtx, four = await _conversation(pipeline, ["what's the cheapest way to run flux dev",
+                                                          "а сколько стоит час l40s", "а на 4090?",
+                                                          "а если 4 штуки на неделю?"])
+    assert isinstance(fit, FitReply)
+    for reply, gpu in ((l40s, "NVIDIA L40S 48GB"), (rtx, "NVIDIA GeForce RTX 4090 24GB")):
+        assert isinstance(reply, CatalogReply) and reply.routing.intent == "price", reply
+        assert gpu in render_text(reply, pipeline.data)
+    assert isinstance(four, QuoteReply) and four.request is not None, four
+    assert (four.request.gpu_id, four.request.gpu_count, four.request.duration.hours) == ("rtx-4090", 4, 168)

@@ -259,6 +259,14 @@ async def test_the_last_question_decides_whether_a_named_model_is_context_or_the
     assert reply.routing.intent == route, reply
 
 
+@pytest.mark.parametrize(("text", "route"), [("how much is an l4 per hour", "price"),
+                                             ("how much is a10 an hour?", "price"),
+                                             ("how much is the memory bandwidth of an l4", "spec")])
+async def test_a_rate_asked_of_a_gpu_is_its_price(pipeline: ReplyPipeline, text: str, route: str) -> None:
+    reply = await pipeline.reply(text)
+    assert reply.routing.intent == route, reply
+
+
 @pytest.mark.parametrize(("text", "route"), [("why is the h100 pricier than the a100?", "compare"),
                                              ("почему h100 за неделю так дорого выходит?", "quote"),
                                              ("сколько стоит h100?", "price")])
