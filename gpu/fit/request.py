@@ -557,6 +557,12 @@ class RequestParser:
                             return variant, [word for word in rest if word != size]
                         if width == 1:
                             break  # "mistral nemo 12b": a family alias, but a size it is not; read it below
+                    version = self._other_version(spec, run, rest)
+                    if version is not None:
+                        # "stable diffusion 3.5 large", "flux 2": another version of the family, which the
+                        # catalog lacks; never sized as the version it has
+                        name = " ".join([*(w for _, w in run), version])
+                        raise FitInputError("fit_err_unknown_version", self.models.suggestions(name), name=name)
                     return spec, rest
             else:
                 continue
@@ -590,6 +596,26 @@ class RequestParser:
         raise FitInputError("fit_err_unknown_model", suggestions, name=candidate)
 
     @staticmethod
+    def _other_version(spec: ModelSpec, run: list[tuple[int, str]], rest: list[tuple[int, str]]) -> str | None:
+        """A version number written right after a model's name that names no version ("stable diffusion 3.5",
+        "flux 2 on a 4090"), which none of the model's names has; a count ("sdxl 2 images") is not one."""
+        if any(ch.isdigit() for _, word in run for ch in word):
+            return None
+        following = {position: word for position, word in rest}
+        after = run[-1][0] + 1
+        word = following.get(after)
+        if word is None or not VERSION_NUMBER.fullmatch(word):
+            return None
+        names = {piece for name in (spec.id, spec.name, *spec.aliases) for piece in NAME_PIECES.split(name.lower())}
+        if word in names or any(piece.startswith(word) for piece in names):
+            return None
+        if "." not in word:  # a whole number is a version only before a variant word, a preposition or the end
+            nxt = following.get(after + 1)
+            if nxt is not None and nxt not in VERSION_FOLLOWERS:
+                return None
+        return word
+
+    @staticmethod
     def _other_size_word(spec: ModelSpec, words: list[tuple[int, str]]) -> tuple[int, str] | None:
         """A parameter count written beside a model's name that is not that model's (off by over a quarter)."""
         for position, word in words:
@@ -609,6 +635,17 @@ class RequestParser:
             if "-" in word:
                 family, size = word.rsplit("-", 1)
                 pairs.append((index, index + 1, family, size))
+        # "llama 3 405b": the family, a version and a size, read as the catalog's model of that size whose version
+        # begins so (Llama 3.1 405B: Llama 3 had no 405B)
+        for index in range(2, len(words)):
+            (p0, family), (p1, version), (p2, size) = words[index - 2], words[index - 1], words[index]
+            if (p1, p2) != (p0 + 1, p0 + 2) or not family.isalpha() or not VERSION_NUMBER.fullmatch(version) \
+                    or parse_param_count(size) is None:
+                continue
+            for spec in self.models.all():
+                pieces = {piece for name in (spec.id, *spec.aliases) for piece in NAME_PIECES.split(name.lower())}
+                if spec.id.startswith(f"{family}-{version}") and size in pieces:
+                    return spec, words[:index - 2] + words[index + 1:]
         for start, end, family, size in pairs:
             if not family.isalpha() or parse_param_count(size) is None:
                 continue
@@ -663,6 +700,12 @@ FAMILY_TAIL = re.compile(r"^(?:[-_.][a-z0-9]|\d)")  # "llama" + "-guard", "qwen"
 LATIN_WORD = re.compile(r"^[a-z]{4,}$")
 SHORT_LATIN = re.compile(r"^[a-z]{2,4}$")  # "gtx" before "1080"
 NAME_PIECES = re.compile(r"[\s\-_/()\[\]]+")
+VERSION_NUMBER = re.compile(r"\d{1,2}(\.\d{1,2})?")
+# what follows a version in a model's name or the request around it: "flux 2 dev", "sd 3 on a 4090"
+VERSION_FOLLOWERS = frozenset({
+    "large", "medium", "small", "turbo", "pro", "dev", "schnell", "ultra", "mini", "base", "max", "plus", "instruct",
+    "chat", "on", "for", "with", "in", "на", "для", "в", "с", "под", "или", "or", "vs",
+})
 # marketing words inside GPU names the catalog does not happen to use yet
 NAME_SUFFIXES = frozenset({"super", "ti", "xt", "xtx", "pro", "max", "plus", "ultra"})
 # Serving and training software: names, but of tools, not models ("llama 3 8b with ollama", "llama.cpp")

@@ -104,6 +104,10 @@ def test_the_full_model_is_not_a_training_run(service: FitService, text: str) ->
     ("on h100", "Which model", None),
     ("llama-3.1-8b colour=blue", "Unknown option", None),
     ("llama-3.1-8b q4_k_m train", "Full training keeps weights in bf16", "qlora"),
+    # a version of a family the catalog lacks is never sized as the version it has
+    ("stable diffusion 3.5 large on a 3060", "'stable diffusion 3.5' is not in the model catalog", "sdxl"),
+    ("flux 2 on 4090", "'flux 2' is not in the model catalog", "flux.1-dev"),
+    ("llama 2 on a100", "Unknown model 'llama 2'", None),
 ])
 def test_useful_errors(service: FitService, text: str, message: str, suggestion: str | None) -> None:
     with pytest.raises(FitInputError) as info:
@@ -215,3 +219,13 @@ def test_the_memory_of_each_card_said_after_po_picks_the_variant(service: FitSer
 
 def test_a_time_after_po_is_no_memory(service: FitService) -> None:
     assert service.parser.parse("llama 8b на h100 по 80 часов").request.gpu.id == "h100-sxm"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("text", "model"), [("sdxl 2 images on 4090", "sdxl"), ("sd 1.5 on a 3060", "sd-1.5"),
+                                             ("stable diffusion on 4090", "sdxl"), ("qwen 3 32b on h100", "qwen3-32b"),
+                                             ("flux dev on 4090", "flux.1-dev"),
+                                             # a family, a version and a size: the catalog's model of that size
+                                             ("llama 3 405b on 8 h100", "llama-3.1-405b")])
+def test_a_count_or_a_version_the_catalog_has_is_not_another_version(service: FitService, text: str,
+                                                                      model: str) -> None:
+    assert service.fit(text).request.model.id == model
