@@ -198,7 +198,11 @@ LIST = _re(r"\bмои\s+(\w+\s+)?(аренд|размещ|сервер|серв�
            r"(где|какие)\s+(мои|у\s+меня)\s+(\w+\s+)?(аренд|размещ|сервер|инстанс)|что\s+я\s+(уже\s+)?арендовал|"
            r"\bmy\s+(\w+\s+)?(rentals|placements|leases)\b|"
            r"\b(see|view|find|show|list|check)\s+(me\s+)?(all\s+)?(of\s+)?(my\s+|the\s+)?(rentals|placements|rented)|"
-           r"\blist\s+of\s+(my\s+)?(rentals|placements|servers|instances)|\bwhat\s+(have|did)\s+i\s+rent|/placements")
+           r"\blist\s+of\s+(my\s+)?(rentals|placements|servers|instances)|\bwhat\s+(have|did)\s+i\s+rent|/placements|"
+           # what one's rentals have cost so far: what /placements shows (paid until, accrued)
+           r"\bсколько\s+(я|мы)\s+(уже\s+)?(потратил|заплатил|наплатил|проплатил)\w*|\bсколько\s+(уже\s+)?(набежало|накапало"
+           r"|начислено|списано)|\bhow\s+much\s+(have\s+(i|we)|did\s+(i|we)|i'?ve|we'?ve)\s+(already\s+)?(spent|paid|been\s+"
+           r"(charged|billed))|\bwhat\s+do\s+(i|we)\s+owe\b")
 RENT_HOW = _re(r"\bкак\s+(\w+\s+){0,2}(арендова|взять\s+(\w+\s+)?в\s+аренд|оформить\s+аренд|снять\s+(сервер|gpu|гпу)|"
                r"заказать\s+(сервер|gpu|гпу|видеокарт))|"
                r"\bhow\s+(do|can|would|should)\s+(i|we|you)\s+(\w+\s+)?(rent|book|lease)\b|\bhow\s+to\s+(rent|book|lease)\b|"
@@ -272,6 +276,14 @@ def stop_depends_on_billing(text: str) -> bool:
     return not FIXED_TERM.search(_folded(text))
 
 
+def stops_something_else(text: str) -> bool:
+    """A stop of something other than a rental: training, generation, a context («остановить обучение на плато»,
+    "stop the training when loss plateaus") — early stopping, a concept, not the stop rule."""
+    text = _folded(text)
+    return bool(STOP.search(text)) and not RENTAL.search(text) \
+        and bool(NOT_RENTAL.search(RENTAL_PURPOSE.sub(" ", text)))
+
+
 def _folded(text: str) -> str:
     """One spacing, е for ё: the form the topic patterns are written for."""
     return " ".join(text.replace("ё", "е").replace("Ё", "Е").split())
@@ -294,6 +306,9 @@ def billing_topic(text: str) -> BillingTopic | None:
     return None
 
 
+STOP_IT = _re(r"^\W*(пожалуйста\s+|плиз\s+|please\s+|ok\s+|ок\s+)?(останови|выключи|отключи|стопни|вырубли|вырубай"
+              r"|заверши"
+              r"|stop|shut|kill|terminate|turn)\w*\s+(её|ее|его|их|это|(it|them|that|this)\b)")
 HOW_SHORT = _re(r"^\W*(how\b|как\b|где\b|where\b|can\s+i\b|можно\s+ли\b)")
 
 
@@ -336,7 +351,8 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
         return "end_of_term"
     # "how do i cancel": a short how-question about stopping needs no word for the rental
     asked_how = len(text.split()) <= 6 and HOW_SHORT.search(text) is not None
-    if STOP.search(text) and (rental or asked_how) and not other:
+    # «останови её», "shut it down": a stop said to us of the rental talked about
+    if STOP.search(text) and (rental or asked_how or STOP_IT.search(text)) and not other:
         return "stop"
     if end and (rental or period) and not other:
         return "end_of_term"

@@ -49,6 +49,7 @@ from app.lifecycle import (
     billing_topic,
     lifecycle_topic,
     stop_depends_on_billing,
+    stops_something_else,
 )
 from app.reply import (
     CatalogReply,
@@ -257,6 +258,15 @@ class ReplyPipeline:
             if named.gpus or named.model is not None:
                 return False
         return True
+
+    def _unknown_version(self, text: str) -> bool:
+        """A model named in a version the catalog lacks ("stable diffusion 3.5", "flux 2"): the fit says so
+        rather than asking which model."""
+        try:
+            self.fit.parser.parse(normalise(text))
+        except FitInputError as exc:
+            return exc.phrase.key == "fit_err_unknown_version"
+        return False
 
     def _gpu_in_glossary(self, gpu_id: str) -> bool:
         """The glossary has an entry on this GPU (named by one of the catalog's names for it)."""
@@ -512,7 +522,7 @@ class ReplyPipeline:
         if has_gpu and counted and not has_duration and not has_model and words.rent_request \
                 and not words.strong_fit and not words.rate and not off_topic:
             return Decision("clarify", missing="duration")
-        rules = self.intents.rules.match(text)
+        rules = self.intents.rules.match(text) if not stops_something_else(text) else []
         if rules:
             # "can I pause an instance and not pay?": the glossary's rule is about a paid period; an hourly
             # placement stops billing when stopped, so without a term named both ways are the answer
@@ -524,7 +534,7 @@ class ReplyPipeline:
         # or how to keep one's data
         # ("how do i keep my dataset between rentals?": storage, a concept; the end of a rental is a topic above)
         if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model \
-                and not ALREADY_RENTED.search(text) and not DATA.search(text):
+                and not ALREADY_RENTED.search(text) and not DATA.search(text) and not stops_something_else(text):
             return Decision("lifecycle")
         # "whats the fastest gpu you have?", «самая мощная карта у вас?»: the rented leaders, side by side
         if words.fastest and not has_gpu and not has_model and not has_duration and not money:
@@ -624,6 +634,8 @@ class ReplyPipeline:
             # technique's question; with no concept named, which model to fit
             if self._concept_named(text):
                 return Decision("glossary")
+            if self._unknown_version(text):
+                return Decision("fit")  # «stable diffusion 3.5» on a 3060: the catalog lacks that version, said so
             return Decision("clarify", missing="model")
         if topic is not None and (sem in ("lifecycle", "rule", "price", "quote") or topic != "rent"):
             return Decision("lifecycle")

@@ -194,7 +194,8 @@ LARGEST_MODEL = re.compile(
 # a rental asked for, not a question about it: "can you book me 2 h100", «плиз арендуй мне 4 a100», "i need 2 h100"
 RENT_REQUEST = re.compile(
     r"(?i)\b(rent|book|reserve|арендуй\w*|арендовать|арендую|арендуем|забронир\w*|бронир\w*|сними|снять|need|want"
-    r"|wanna|хочу|хотим|нужн\w+|надо|i'?d\s+like|дайте|дай)\b")
+    r"|wanna|хочу|хотим|нужн\w+|надо|i'?d\s+like|дайте|дай|give\s+me|get\s+me|gimme|выдай\w*|выдели\w*|organi[sz]e"
+    r"|set\s+me\s+up\s+with|spin\s+up|подними|запусти\s+мне)\b")
 # the fastest GPU asked with none named ("whats the fastest gpu you have", «самая мощная карта у вас?»)
 FASTEST = re.compile(
     r"(?i)\b(fastest|quickest|most\s+powerful|strongest|beefiest|top|best|highest[-\s]end)\s+(\w+\s+)?(gpus?|cards?|graphics\s+cards?)\b"

@@ -264,8 +264,10 @@ def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry
     left, right = ([e for e in concept_entries(all_entries, concept) if e.category != "comparisons"]
                    if concept else [] for concept in concepts)
     missing = tuple(side for side, concept in zip(sides, concepts, strict=True) if concept is None)
-    if not _NAMED_COMPARISON.search(question) and any(names_nothing(side) for side in missing):
-        return None  # «…или просто время?»: "время" is no thing compared
+    if not _NAMED_COMPARISON.search(question) and any(names_nothing(side) or _ASKS_OF.search(side) for side in missing):
+        # «…или просто время?»: "время" is no thing compared; "is l40s good for training or only inference?":
+        # "is l40s good" is what is asked of the L40S, two uses the alternatives
+        return None
     if not (left and right) and not joint and not (missing and (left or right)):
         return None
     return Comparison(left, right, joint, missing)
@@ -287,6 +289,8 @@ def _side_concept(retriever: Retriever, all_entries: Sequence[GlossaryEntry], si
 # alternatives of an "or", which may be what a thing does ("reduce memory or just speed?")
 _NAMED_COMPARISON = re.compile(r"(?i)\bvs\.?\b|\bversus\b|\bпротив\b|разниц|различ|отлич|\bdiffer|\bdiff\b|compar|сравн"
                                r"|same\s+thing|одно\s+и\s+то\s+же")
+# a side that is a question asked of something ("is l40s good", «подойдёт ли l40s»), not a thing's name
+_ASKS_OF = re.compile(r"(?i)^(is|are|does|do|can|could|should|will|would|was|were|has|have)\s|\sли(\s|$)")
 # a left side this long is a clause ("does flash attention reduce memory"), not a name
 CLAUSE_WORDS = 4
 # a word the language has (the question's own words, not a name): English by its frequency in wordfreq's list

@@ -199,6 +199,13 @@ async def test_a_rude_word_does_not_cost_the_answer(pipeline: ReplyPipeline, tex
     ("my spot box got cut off halfway, am i billed for that hour?", "rule"),
     ("бот, ты что-то совсем медленный сегодня", "smalltalk"),
     ("what is the best gpu for training without limits on budget", "glossary"),
+    # a rental asked for in other words, with no length: for how long
+    ("give me 10 h100s now", "clarify"), ("выдели нам 8 h100", "clarify"),
+    # a stop said of the rental talked about; what the rentals have cost so far (the list shows it)
+    ("останови её", "lifecycle"), ("shut it down please", "lifecycle"),
+    ("а сколько я уже потратил?", "lifecycle"), ("how much have i spent so far", "lifecycle"),
+    # stopping training or generation is a concept, not the stop rule
+    ("остановить обучение на плато как?", "glossary"), ("stop the training when loss plateaus", "glossary"),
 ])
 async def test_more_ways_customers_write(pipeline: ReplyPipeline, text: str, route: str) -> None:
     reply = await pipeline.reply(text)
@@ -257,6 +264,14 @@ async def test_the_last_question_decides_whether_a_named_model_is_context_or_the
         pipeline: ReplyPipeline, text: str, route: str) -> None:
     reply = await pipeline.reply(text)
     assert reply.routing.intent == route, reply
+
+
+@pytest.mark.parametrize("text", ["can i run stable diffusion 3.5 large on a 3060 12gb", "потянет ли 4090 flux 2?"])
+async def test_a_version_the_catalog_lacks_is_said_not_asked_again_or_sized_as_another(pipeline: ReplyPipeline,
+                                                                                       text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, FitReply) and reply.error is not None, reply
+    assert reply.error.phrase.key == "fit_err_unknown_version"
 
 
 @pytest.mark.parametrize(("text", "route"), [("how much is an l4 per hour", "price"),

@@ -173,3 +173,14 @@ def test_a_side_said_compared_is_missing_even_in_common_words() -> None:
     retriever = HybridRetriever(entries, None, None)
     found = resolve_comparison(retriever, entries, "precision vs recall, which one should i optimize")
     assert found is not None and found.missing == ("recall",)
+
+
+@pytest.mark.parametrize("question", ["is l40s good for training or only inference?",
+                                      "does flash attention reduce memory or just speed?"])
+def test_what_is_asked_of_one_thing_two_ways_is_no_comparison(question: str) -> None:
+    """"is l40s good for training or only inference?": the side "is l40s good" asks of the L40S; with the
+    retriever the product runs (e5 and BM25), no side is reported missing and no comparison is made."""
+    from tests.rag.support import shared_retriever
+
+    retriever = shared_retriever()
+    assert resolve_comparison(retriever, retriever.entries, question) is None
