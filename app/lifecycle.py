@@ -184,7 +184,7 @@ DATA = _re(r"\b(my|our)\s+(\w+\s+)?(data|files?|datasets?|checkpoints?|weights|m
            r"\b(данн|файл|датасет|чекпоинт|вес|модел)\w*\b[^.?!]{0,30}(пропад|исчез|удаля|стира|теря)\w*|"
            r"\bгде\s+(\w+\s+){0,3}(хранить|держать|сохранять|положить)")
 DATA_FATE = _re(r"safe|kept|keep|stay|remain|delet|wip|eras|lost|lose|gone|persist|happen|back\s*up|vanish|disappear|"
-                r"исчез|"
+                r"surviv|исчез|"
                 r"сохран|удал|останут|остан|пропад|сотр|потер|будет\s+с|случится|денутся|бэкап")
 AUTOMATIC = _re(r"автоматическ|\bсам[оа]?\b|automatic|by\s+itself|on\s+its\s+own")
 REMIND = _re(r"напом[ни]|напомин|уведом|оповест|предупред|\bremind|notif|\balert|\bwarn|\bping\s+me")
@@ -202,7 +202,9 @@ LIST = _re(r"\bмои\s+(\w+\s+)?(аренд|размещ|сервер|серв�
            # what one's rentals have cost so far: what /placements shows (paid until, accrued)
            r"\bсколько\s+(я|мы)\s+(уже\s+)?(потратил|заплатил|наплатил|проплатил)\w*|\bсколько\s+(уже\s+)?(набежало|накапало"
            r"|начислено|списано)|\bhow\s+much\s+(have\s+(i|we)|did\s+(i|we)|i'?ve|we'?ve)\s+(already\s+)?(spent|paid|been\s+"
-           r"(charged|billed))|\bwhat\s+do\s+(i|we)\s+owe\b")
+           r"(charged|billed))|\bwhat\s+do\s+(i|we)\s+owe\b|"
+           # how long it is paid for: «до какого числа оплачена моя аренда», "paid until when?"
+           r"\bдо\s+какого\s+(числа|дня|момента|времени|срока)\s+(\w+\s+)?(оплачен|продлен|действу)\w*|\bpaid\s+(up\s+)?until\b")
 RENT_HOW = _re(r"\bкак\s+(\w+\s+){0,2}(арендова|взять\s+(\w+\s+)?в\s+аренд|оформить\s+аренд|снять\s+(сервер|gpu|гпу)|"
                r"заказать\s+(сервер|gpu|гпу|видеокарт))|"
                r"\bhow\s+(do|can|would|should)\s+(i|we|you)\s+(\w+\s+)?(rent|book|lease)\b|\bhow\s+to\s+(rent|book|lease)\b|"
@@ -221,6 +223,9 @@ BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+par
               # the shortest rental asked as one: "can I rent for just 1 hour?", «можно арендовать на час?»
               r"\b(just|only)\s+(for\s+)?(1|one|an?)\s+hour\b|\brent\w*\s+(\w+\s+)?for\s+(1|one|an?)\s+hour\b|"
               r"\bвсего\s+на\s+(один\s+|1\s+)?час|(арендова\w*|взять|снять)\s+(\w+\s+)?на\s+(один\s+|1\s+)?час(ок)?\b|"
+              # a few hours asked as a rental's length, no GPU named: billed by the started hour («на 2 часа»)
+              r"(арендова\w*|взять|снять)\s+(\w+\s+)?на\s+(\d+|пару|два|три|четыре|пять|несколько)\s+час(а|ов)?\b|"
+              r"\brent\w*\s+(\w+\s+)?for\s+(\d+|a\s+couple\s+of|two|three|four|five|a\s+few)\s+hours?\b|"
               # shorter than the first hour: «меньше чем на час», «на полчаса», "less than an hour", "for 20 minutes"
               r"\b(меньше|менее|короче)\s+(чем\s+)?(на\s+)?(один\s+|1\s+)?час\w*|\bна\s+(полчаса|\d+\s+минут\w*)|"
               r"\b(less|shorter)\s+than\s+(an?|one|1)\s+hour|\bunder\s+an\s+hour|\bfor\s+(half\s+an\s+hour|\d+\s+min(ute)?s)\b|"

@@ -206,6 +206,10 @@ async def test_a_rude_word_does_not_cost_the_answer(pipeline: ReplyPipeline, tex
     ("а сколько я уже потратил?", "lifecycle"), ("how much have i spent so far", "lifecycle"),
     # stopping training or generation is a concept, not the stop rule
     ("остановить обучение на плато как?", "glossary"), ("stop the training when loss plateaus", "glossary"),
+    # a few hours asked as a rental's length: every started hour billed; how long it is paid for: the list
+    ("можно ли арендовать на 2 часа", "rule"), ("can i rent for a couple of hours", "rule"),
+    ("до какого числа оплачена моя аренда", "lifecycle"),
+    ("how do i make sure my checkpoints survive if the instance stops", "lifecycle"),
 ])
 async def test_more_ways_customers_write(pipeline: ReplyPipeline, text: str, route: str) -> None:
     reply = await pipeline.reply(text)
