@@ -149,7 +149,7 @@ NOT_RENTAL = _re(r"контекст|context|окн[оа]|window|токен|token
 RENTAL_PURPOSE = _re(r"\b(под|для)\s+(\w+\s+)?(обучени|дообучени|инференс|трениров|файнтюн)\w*"
                      r"|\bfor\s+(\w+\s+)?(training|inference|fine-?tuning)\b")
 STOP = _re(r"\b[ао]стан[ао]в|\bвыключ|\bотключ|\bвырубит|\bвырублю|\bпауз|приостанов|\bстопн|\bтормозн|"
-           r"\bstop|\bshut\s*(it\s+)?(down|off)|"
+           r"\bstop|\bshut\s*(\w+\s+){0,2}(down|off)|"
            r"\bturn\w*\s+(it\s+|\w+\s+)?off|\bpaus|\bkill\b|\bhalt|\bterminat|\bcancel|\bотмен\w*\s+(\w+\s+)?(аренд|размещ)"
            r"|\bdelete\s+(my\s+|the\s+|a\s+)?(rental|placement|instance|server)|\bend\s+(my\s+|the\s+|a\s+)?(rental|placement|lease)")
 START_AGAIN = _re(r"(запуст|включ|врубит|поднят|подним)\w*\s+(\w+\s+){0,2}(снова|опять|обратно|заново|ещ[её]\s+раз|"
@@ -224,8 +224,10 @@ BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+par
               r"\b(just|only)\s+(for\s+)?(1|one|an?)\s+hour\b|\brent\w*\s+(\w+\s+)?for\s+(1|one|an?)\s+hour\b|"
               r"\bвсего\s+на\s+(один\s+|1\s+)?час|(арендова\w*|взять|снять)\s+(\w+\s+)?на\s+(один\s+|1\s+)?час(ок)?\b|"
               # a few hours asked as a rental's length, no GPU named: billed by the started hour («на 2 часа»)
-              r"(арендова\w*|взять|снять)\s+(\w+\s+)?на\s+(\d+|пару|два|три|четыре|пять|несколько)\s+час(а|ов)?\b|"
-              r"\brent\w*\s+(\w+\s+)?for\s+(\d+|a\s+couple\s+of|two|three|four|five|a\s+few)\s+hours?\b|"
+              r"\bможно\s+(ли\s+)?(\w+\s+)?(арендова\w*|взять|снять)\s+(\w+\s+)?на\s+([1-5]|пару|два|три|четыре|пять"
+              r"|несколько)\s+час(а|ов)?\b|"
+              r"\b(can|could|may)\s+(i|we)\s+(\w+\s+){0,2}rent\w*\s+(\w+\s+){0,2}for\s+([1-5]|a\s+couple\s+of|two|three|four"
+              r"|five|a\s+few)\s+hours?\b|"
               # shorter than the first hour: «меньше чем на час», «на полчаса», "less than an hour", "for 20 minutes"
               r"\b(меньше|менее|короче)\s+(чем\s+)?(на\s+)?(один\s+|1\s+)?час\w*|\bна\s+(полчаса|\d+\s+минут\w*)|"
               r"\b(less|shorter)\s+than\s+(an?|one|1)\s+hour|\bunder\s+an\s+hour|\bfor\s+(half\s+an\s+hour|\d+\s+min(ute)?s)\b|"
@@ -236,6 +238,8 @@ BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+par
               r"\bминимум\s+(на\s+)?(сколько|какой)|(самый\s+)?(короткий|маленький)\s+срок|"
               r"как\s+часто\s+(\w+\s+)?(списыва|спиш|снима|плат|оплач|выставля)|how\s+often\s+(\w+\s+){0,2}(charg|bill|pay)|"
               # when the money is taken: monthly, upfront («можно платить помесячно?», "can i pay monthly?")
+              # the whole term paid at once: "do i pay for the whole month upfront", «платить за месяц сразу вперёд»
+              r"\bpay\w*\s+(\w+\s+){1,4}(upfront|up\s+front|in\s+advance)\b|\bплат\w*\s+(\w+\s+){1,4}(вперёд|вперед|заранее)\b|"
               r"\b(pay|paying|paid|billed|charged|invoiced)\s+(monthly|weekly|upfront|in\s+advance|per\s+month|every\s+month|"
               r"by\s+the\s+month)|(плат\w*|оплач\w*|спис\w*)\s+(помесячно|ежемесячно|понедельно|вперёд|вперед|заранее|"
               r"раз\s+в\s+месяц|каждый\s+месяц)|(помесячн|ежемесячн|предварительн)\w*\s+оплат|предоплат|"
@@ -314,6 +318,10 @@ def billing_topic(text: str) -> BillingTopic | None:
 STOP_IT = _re(r"^\W*(пожалуйста\s+|плиз\s+|please\s+|ok\s+|ок\s+)?(останови|выключи|отключи|стопни|вырубли|вырубай"
               r"|заверши"
               r"|stop|shut|kill|terminate|turn)\w*\s+(её|ее|его|их|это|(it|them|that|this)\b)")
+# «что такое mig, правда что одну карту можно нарезать?»: a concept asked first; «что такое MIG и можно арендовать
+# кусок H100?» still asks to rent a piece
+RENTING = _re(r"ар[еи]нд|\brent|\bbook|\bснять|\bвзять|\bкупить|\bbuy")
+DEFINITION_FIRST = _re(r"^\W*(что\s+такое|что\s+за|what\s+is|what'?s|what\s+are)\b")
 HOW_SHORT = _re(r"^\W*(how\b|как\b|где\b|where\b|can\s+i\b|можно\s+ли\b)")
 
 
@@ -339,7 +347,8 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
     if GROUP.search(text) and GROUP_CONTEXT.search(text) and about_rental and not other:
         return "group"
     # «можно арендовать кусок H100?», "can I rent a MIG slice?": rentals are whole GPUs
-    if FRACTION.search(text) and RENT_VERB.search(text) and not other:
+    if FRACTION.search(text) and RENT_VERB.search(text) and not other \
+            and not (DEFINITION_FIRST.search(text) and not RENTING.search(text)):
         return "whole_gpus"
     # "is my data safe when the rental ends?", «что будет с моими файлами после остановки?»
     if DATA.search(text) and DATA_FATE.search(text) and (end or STOP.search(text)):

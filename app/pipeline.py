@@ -476,12 +476,16 @@ class ReplyPipeline:
             return Decision("price")
         # another provider's prices or a way to pay: neither is in the price list, the rules or the glossary
         if words.other_provider and not has_model and not has_duration:  # a GPU's price asked: ours for it
-            return Decision("price") if has_gpu and words.price else Decision("refusal", refusal="other_provider")
+            return Decision("price") if has_gpu and words.price and not words.at_other_provider \
+                else Decision("refusal", refusal="other_provider")
         if words.payment_method and not has_model and not (has_gpu and has_duration):
             return Decision("refusal", refusal="payment_method")
         # taxes: no price, rule or entry answers them; the tax in our prices is the account manager's, as VAT is
         if words.tax and not words.payment_method and not has_model and not has_duration:
             return Decision("refusal", refusal="payment_method" if OUR_PRICES.search(text) else "off_topic")
+        # where the GPUs physically are: in no price list, rule or entry («ваши gpu в европе?», "which region?")
+        if words.location and not has_model and not has_duration:
+            return Decision("refusal", refusal="location")
         # the currency: the price list has one (a GPU or a rental named: its price, in that currency)
         if words.currency and not has_gpu and not has_model and not has_duration:
             return Decision("refusal", refusal="currency")
@@ -729,7 +733,8 @@ class ReplyPipeline:
         if route == "refusal":
             reason = {"unreadable": "pipeline_no_words", "hostile": "pipeline_hostile",
                       "other_provider": "pipeline_other_provider", "payment_method": "pipeline_payment_method",
-                      "releases": "pipeline_releases"}.get(decision.refusal or "", "pipeline_off_topic")
+                      "releases": "pipeline_releases", "location": "pipeline_location",
+                      }.get(decision.refusal or "", "pipeline_off_topic")
             if decision.refusal == "versions":
                 return RefusalReply(text, lang, routing, Phrase.of("pipeline_versions", about=decision.about or ""))
             if decision.refusal == "currency":

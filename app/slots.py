@@ -189,8 +189,9 @@ def gpus_named(text: str, catalog: GPUCatalog) -> list[GpuSlot]:
             count = mention.count
             if count == 1 and tokens[i] in _ARTICLES:
                 count = None  # "on a t4": one GPU, but no count was asked for
-            if count is None and i > 0 and _BIG_COUNT.match(tokens[i - 1]):
-                count = int(tokens[i - 1])  # "10000 H100": read, so that the quote can say the limit
+            if count is None and i > 0 and _BIG_COUNT.match(tokens[i - 1]) and find(tokens[i - 1]) is None:
+                # "10000 H100": read, so that the quote can say the limit ("3090 4090": two GPUs, no count)
+                count = int(tokens[i - 1])
             _add(found, mention.gpu, count)
             previous, i = mention.gpu, mention.end
             continue
@@ -229,6 +230,8 @@ _UNIT = re.compile(r"^(gpus?|гпу\w*|cards?|карт\w*|видеокарт\w*|
 # «8 хватит?», "will 4 be enough": a number asked as enough is a count of the GPUs named
 _ENOUGH = re.compile(r"^(хватит|хватят|hvatit|hvatyat|достаточно|enough|suffice|sufficient|потянут|вывезут)$")
 _BE = frozenset({"be", "ли", "будет", "будут", "is", "are"})
+_EACH = frozenset({"по"})
+_PIECES = re.compile(r"^(штук\w*|шт|pcs)$")
 _OF_THEM = re.compile(r"(?i)\b(\w+)\s+(of\s+(them|those|these)|таких|такие|таких\s+же)\b")
 _PAIR_OF = re.compile(r"(?i)\b(a\s+)?pair\s+of\s+(them|those|these|cards|gpus)\b|\bпар[аеуы]\s+(штук|карт\w*|гпу)\b")
 
@@ -240,6 +243,8 @@ def loose_count(text: str) -> int | None:
         if value is None:
             continue
         after = tokens[index + 2] if index + 2 < len(tokens) else ""
+        if index > 0 and tokens[index - 1] in _EACH and _PIECES.match(unit):
+            continue  # «пачками по 8 штук»: so many of something else at a time, not GPUs
         enough = value <= MAX_GPU_COUNT and (_ENOUGH.match(unit) or (unit in _BE and _ENOUGH.match(after)))
         if _UNIT.match(unit) or enough:  # "is a 5090 enough": a GPU's number, not a count
             return value

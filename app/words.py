@@ -32,7 +32,9 @@ CALCULATE = re.compile(
 MONEY = re.compile(r"(?i)(сколько\s+(\w+\s+){1,3}(стоит|стоят|стоить)|how\s+much\s+(to|is\s+it|does\s+it)\b"
                    # "how much is an l4 per hour": a rate asked is a price, whatever the GPU
                    r"|how\s+much\s+(is|are)\b[^?.!]{0,40}(\b(per|an?|each|every)\s+(hour|hr|day|week|month)\b|\bhourly\b"
-                   r"|/\s*(h|hr|hour)\b))")
+                   r"|/\s*(h|hr|hour)\b)"
+                   # "can i get 6 l4s from you guys? how much": the price asked in two words, last
+                   r"|\bhow\s+much\s*[?!.]*\s*$)")
 # the whole price list asked for: «прайс скиньте», "send me your rate card"
 PRICE_LIST = re.compile(r"(?i)(\bпрайс\w*|прайс-лист\w*|\bрасценк\w*|\bтарифы\b|\bprice\s*(list|sheet)s?\b|"
                         r"\brate\s*(card|sheet|list)s?\b|\bpricing\s+(page|list|table)\b|\btariffs\b)")
@@ -65,9 +67,13 @@ class Signals:
         self.payment = bool(PAYMENT.search(PAID_PERIOD.sub(" ", text)))
         self.discount = bool(DISCOUNT.search(text))
         self.other_provider = bool(OTHER_PROVIDER.search(text))
+        # a price asked at another provider («сколько a100 стоит на runpod»): theirs, which we do not know
+        provider = OTHER_PROVIDER.search(text)
+        self.at_other_provider = provider is not None and bool(AT_PLACE.search(text[:provider.start()]))
         self.payment_method = bool(PAYMENT_METHOD.search(text))
         self.currency = bool(CURRENCY.search(text))
         self.tax = bool(TAX.search(text))
+        self.location = bool(LOCATION.search(text))
         self.how = bool(HOW.search(text))
         self.explain = bool(EXPLAIN.search(text))
         self.technique = bool(TECHNIQUE.search(text))
@@ -106,7 +112,9 @@ FIT_WORDS = re.compile(
 # a model runs, trains or is served on a GPU: "will it run", «потянет», «запустится», «влезет»
 STRONG_FIT = re.compile(
     r"(?i)(влез\w*|помест\w*|войд[её]т|хватит|потян\w*|вытян\w*|вывез\w*|запуст\w*|заработа\w*|пойд[её]т|взлетит"
-    r"|завед[её]тся|дообуч\w*|файнтюн\w*|\bfits?\b(?!\s+(better|best|more))|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*)")
+    r"|завед[её]тся|дообуч\w*|файнтюн\w*|\bfits?\b(?!\s+(better|best|more))|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*"
+    # "will a 4080 be enough for it?", "is an a10 good enough for my model"
+    r"|\b(be|is|are|good)\s+enough\s+for\b)")
 # the model's own facts: its makers, its training, its parts and abilities (asked "does it …", «умеет ли …»)
 MODEL_FACT = re.compile(
     r"(?i)\bwho(?:'?s)?\b|\bкто\b|\bкем\b|\btrained\s+on\b|\bwas\s+(it\s+)?trained\b|\bобучал(а|и|ась|ся)?\b"
@@ -139,6 +147,8 @@ OTHER_PROVIDER = re.compile(
     r"|яндекс\w*\s+облак\w*|cloud\.ru|sbercloud|сбер\s*клауд\w*|immers\.?cloud|\bcolab\b|\bколаб\w*|\bамазон\w*"
     r"|\bавс\b|\bгугл\w*\s+клауд\w*|\bажур\w*|\bазур\w*|\bранпод\w*|\bother\s+(providers?|clouds?)\b"
     r"|\bдруги[хме]\s+(провайдер|облак)\w*|\bконкурент\w*|\bcompetitors?\b)")
+# the place a thing is at, said last before a provider's name («на runpod», "on aws", "at lambda")
+AT_PLACE = re.compile(r"(?i)\b(на|в|во|у|on|at|from|in|via|with)\s*$")
 # how a bill is paid: a method the glossary and the rules say nothing about («криптой», "paypal", «по счёту»)
 PAYMENT_METHOD = re.compile(
     r"(?i)(\bкрипт\w*|\bcrypto\w*|bitcoin|биткоин\w*|\busdt\b|\bbtc\b|paypal|пейпал\w*|\bvisa\b|mastercard|\bмир\b"
@@ -150,6 +160,15 @@ PAYMENT_METHOD = re.compile(
 # "how do i deduct gpu rental from taxes"); VAT on our invoices is a payment question (PAYMENT_METHOD)
 TAX = re.compile(r"(?i)(\bналог\w*|\bусн\b|\bндфл\b|\bбухгалтер\w*|\bбухучет\w*|\bбухуч[её]т\w*|\bамортизац\w*"
                  r"|\btax(es|ed|ation)?\b|\bdeduct\w*|\baccountant\w*|\bbookkeep\w*|\bdepreciat\w*)")
+# where the GPUs physically are: a country, a region, a data centre («в какой стране ваши серверы?», "are your gpus in
+# europe or us?"); a datacenter GPU is a kind of GPU, not a place
+LOCATION = re.compile(
+    r"(?i)\bв\s+какой\s+стран\w*|\bв\s+каком\s+(регионе|городе|дата-?центре|дц)\b|\bгде\s+(физически\s+)?(находятся|стоят"
+    r"|расположен\w*)\s+(ваши\s+|у\s+вас\s+)?(gpu|гпу|сервер|карт|видеокарт|мощност|машин|желез|дата-?центр|дц)"
+    r"|\bдата-?центр\w*\s+(у\s+вас|ваш)|\bваш\w*\s+(дата-?центр|дц)\w*|\bв\s+(европе|сша|россии"
+    r"|азии)\s+или\b|\b(which|what)\s+(region|country|datacenter|data\s+center|location)s?\b|\bwhere\s+(are|is)\s+(your|the)"
+    r"\s+(gpus?|servers?|data\s*cent(er|re)s?|machines?|hardware|cluster)\b|\bin\s+(europe|the\s+us|the\s+eu|asia|the\s+usa)"
+    r"\s+or\b|\b(eu|us)\s+or\s+(eu|us)\b|\bgdpr\b|\bdata\s+residency\b")
 # our prices or bill named: «цены с налогом?», "do your prices include tax?"
 OUR_PRICES = re.compile(r"(?i)\b(your|ваш\w*|вы|вас)\b|\bprices?\b|\bцен[аыуе]?\b|\bсч[её]т\w*|\binvoice\w*|включ\w*"
                         r"|\binclud\w*")
@@ -195,13 +214,17 @@ LARGEST_MODEL = re.compile(
 RENT_REQUEST = re.compile(
     r"(?i)\b(rent|book|reserve|арендуй\w*|арендовать|арендую|арендуем|забронир\w*|бронир\w*|сними|снять|need|want"
     r"|wanna|хочу|хотим|нужн\w+|надо|i'?d\s+like|дайте|дай|give\s+me|get\s+me|gimme|выдай\w*|выдели\w*|organi[sz]e"
+    r"|(can|could)\s+(i|we)\s+get"
     r"|set\s+me\s+up\s+with|spin\s+up|подними|запусти\s+мне)\b")
 # the fastest GPU asked with none named ("whats the fastest gpu you have", «самая мощная карта у вас?»)
 FASTEST = re.compile(
     r"(?i)\b(fastest|quickest|most\s+powerful|strongest|beefiest|top|best|highest[-\s]end)\s+(\w+\s+)?(gpus?|cards?|graphics\s+cards?)\b"
     r"|\bсам(ая|ую|ые|ой|ый|ое)\s+(быстр|мощн|топов|производительн)\w*\s+(\w+\s+)?(карт|видеокарт|gpu|гпу|видюх|железк)\w*")
 # «есть ли b200?», "got any h200s?": whether a GPU is to be had
-HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b")
+HAVE_YOU = re.compile(r"(?i)(^|[\s,])(а\s+)?есть\s+ли\b|\bgot\s+any\b|\bany\s+\S+\s+(available|free|left)\b"
+                      # «a6000 есть?», «есть h200?», «у вас есть v100?»
+                      r"|\bесть\s*[?!.]*\s*$|^\W*(а\s+)?(у\s+вас\s+)?есть\s+\S+(\s+\S+)?\s*[?!.]*$"
+                      r"|\bу\s+вас\s+(\w+\s+)?есть\b")
 # "the paid period" names a time, not a payment: «что будет, когда оплаченный период закончится?»
 # what is paid for, or when, said in passing: not a question about paying («после оплаты», "after I pay")
 PAID_PERIOD = re.compile(r"(?i)(оплаченн\w*\s+(период|срок)\w*|paid\s+(period|term|time)|после\s+оплаты"

@@ -19,6 +19,10 @@ from infra.yamlfile import Text, read_yaml, validate
 # Cyrillic letters that look like Latin ones: "А100", "Н100" typed on a Russian layout.
 _LOOKALIKES = str.maketrans("авсенкмортхАВСЕНКМОРТХ", "abcehkmoptxABCEHKMOPTX")
 _SEPARATORS = re.compile(r"[\s\-_./]+")
+# a name typed on a Russian layout by sound: «л40с» is the L40S, «ртх» RTX (read only where a digit says it is a name)
+_BY_SOUND = str.maketrans("абвгдезиклмнопрстуфхцАБВГДЕЗИКЛМНОПРСТУФХЦ",
+                          "abvgdeziklmnoprstufxcABVGDEZIKLMNOPRSTUFXC")  # «ртх»: the x of RTX
+_CYRILLIC = re.compile(r"[а-яёА-ЯЁ]")
 
 
 def normalize_name(text: str) -> str:
@@ -131,6 +135,8 @@ class GPUCatalog:
         """Exact (normalized) match or None; no fuzzy guessing. "24gb card" (a card named by its memory,
         gpu.request_words.CARD_OF) is the first GPU of the catalog with that much memory."""
         gpu_id = self._index.get(normalize_name(text))
+        if gpu_id is None and _CYRILLIC.search(text) and any(ch.isdigit() for ch in text):
+            gpu_id = self._index.get(normalize_name(text.translate(_BY_SOUND)))
         if gpu_id is None and (card := _CARD_OF_MEMORY.match(normalize_name(text))):
             return next((spec for spec in self._by_id.values() if spec.memory_gb == int(card.group(1))), None)
         return self._by_id[gpu_id] if gpu_id else None

@@ -255,6 +255,8 @@ def read_gpu(tokens: Sequence[str], index: int, find: Callable[[str], Spec | Non
     match = _COUNT_TIMES.match(token)
     if match:
         count = digits_value(match.group(1))
+    if count is not None and match is None and token.isdigit() and find(token) is not None:
+        count = None  # "3090 4090 5090" (commas dropped): a GPU's own number is no count of the next one
     if count is not None:
         j = index + 1
         if j < len(tokens) and tokens[j] in _COUNT_LINKS:

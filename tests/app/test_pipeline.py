@@ -210,6 +210,17 @@ async def test_a_rude_word_does_not_cost_the_answer(pipeline: ReplyPipeline, tex
     ("можно ли арендовать на 2 часа", "rule"), ("can i rent for a couple of hours", "rule"),
     ("до какого числа оплачена моя аренда", "lifecycle"),
     ("how do i make sure my checkpoints survive if the instance stops", "lifecycle"),
+    # whether a GPU is to be had, asked with «есть» at either end: whether and at what price it is rented
+    ("a6000 есть?", "price"), ("есть v100?", "price"), ("есть способ ускорить 4090?", "glossary"),
+    ("где находятся веса модели после загрузки", "glossary"),
+    # from the blind routing round "-s": the term paid up front, a stop in other words, a concept asked first, a
+    # rental asked with "how much" last, "enough" asked of a GPU with no model, a price at another provider
+    ("do i pay for the whole month upfront if i commit to a monthly rental", "rule"),
+    ("if i shut the box down overnight am i still charged?", "lifecycle"),
+    ("что такое mig, правда что одну карту можно нарезать на несколько?", "glossary"),
+    ("can i get 6 l4s from you guys? how much", "clarify"), ("will a 4080 be enough for it?", "clarify"),
+    ("is an a10 good enough for my model or should i go bigger", "clarify"),
+    ("а сколько a100 стоит на runpod, не знаешь?", "refusal"),
 ])
 async def test_more_ways_customers_write(pipeline: ReplyPipeline, text: str, route: str) -> None:
     reply = await pipeline.reply(text)
@@ -321,6 +332,8 @@ async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipelin
     ("цены с налогом или без?", "pipeline_payment_method"),
     ("какой налог платит ип на усн если сдает свои серверы в аренду", "pipeline_off_topic"),
     ("can i deduct gpu rental from my taxes?", "pipeline_off_topic"),
+    # where the GPUs are: in no price list, rule or entry
+    ("are your gpus in europe or us?", "pipeline_location"), ("где стоят ваши серверы?", "pipeline_location"),
 ])
 async def test_other_providers_and_payment_methods_are_said_to_be_unknown(pipeline: ReplyPipeline, text: str,
                                                                          phrase: str) -> None:

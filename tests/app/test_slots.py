@@ -45,6 +45,11 @@ def test_slots_of_customer_messages(text: str, expected: dict[str, object]) -> N
     # a greeting and a rate are not durations
     ("Добрый день! Нужно 2 h200 на неделю", {"gpus": ["h200"], "count": 2, "hours": 168}),
     ("почем час l4?", {"gpus": ["l4"]}),
+    # GPUs' own numbers in a row are GPUs, not a count of the next; «по 8 штук» is so many images at a time
+    ("compare 3090, 4090 and 5090 for training speed", {"gpus": ["rtx-3090", "rtx-4090", "rtx-5090"]}),
+    ("4090 или 3090 брать под sdxl? генерю картинки пачками по 8 штук",
+     {"model": "sdxl", "gpus": ["rtx-4090", "rtx-3090"]}),
+    ("qwen3 32b на л40с потянет?", {"model": "qwen3-32b", "gpus": ["l40s"]}),
 ])
 def test_slots_written_the_way_customers_write(text: str, expected: dict[str, object]) -> None:
     assert read_slots(text, FIT).to_json() == expected

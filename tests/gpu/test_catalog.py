@@ -61,6 +61,7 @@ def test_datasheet_values(catalog: GPUCatalog) -> None:
     ("A100-40GB", "a100-40gb"),
     ("a100 40gb", "a100-40gb"),
     ("А100 40GB", "a100-40gb"),  # Cyrillic "А" typed on a Russian layout
+    ("л40с", "l40s"), ("ртх 4090", "rtx-4090"), ("в100", "v100-16gb"),  # typed by sound on a Russian layout
     ("mi300x", "mi300x"),
     ("MI300X", "mi300x"),
     ("L40S", "l40s"),
