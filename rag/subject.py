@@ -22,6 +22,11 @@ _SUBJECT = re.compile(
     r"(?i)^\s*(?:(?:а|и|ну|and|so|ok|okay|then),?\s+)?(?:что\s+(?:такое|это\s+такое|это|значит|означает)"
     r"|what\s+(?:is|are|'s)|what's|define|explain\s+(?:what\s+)?|tell\s+me\s+about|meaning\s+of|definition\s+of"
     r"|расскажи(?:те)?\s+(?:о|об|про))\s+(?:an?\s+|the\s+)?(?P<subject>.+?)\s*\??\s*$")
+# the term first, the question after it: «кеш кв это что», «лора — это что такое?», "kv cache what is it"
+_SUBJECT_LAST = re.compile(r"(?i)^\s*(?:(?:а|и|ну|and|so|ok|okay),?\s+)?(?P<subject>[^?,.:;]+?)\s*[-—–]?\s*(?:это\s+)?"
+                           r"(?:что\s+(?:такое|это(?:\s+такое)?|за\s+зверь)|что|чё|че|what\s+is\s+(?:it|that))\s*\??\s*$")
+_ASKED_WORD = re.compile(r"(?i)^(а|и|ну|это|то)$|\b(что|сколько|как\w*|почему|зачем|где|когда|кто|можно|стоит"
+                         r"|what|how|why|which|where|when|who)\b")
 # where the subject ends: a clause, a second question ("… and do i need it?"), a circumstance
 _SUBJECT_END = re.compile(r"(?i)\s*([,;:(?]|\s[-–—]\s|\s(and|и|а|или|or|for|для|in|on|at|в|на|у|при|when|когда|do|does|"
                           r"is|are|vs\.?|versus|нужен|нужна|нужно|зачем|why|how)\s).*$")
@@ -47,7 +52,12 @@ _GENERIC = frozenset({"training", "train", "inference", "model", "models", "size
 
 def definition_subject(question: str) -> str | None:
     """The term a definition question asks about ("tensorrt" in "what is tensorrt?"), if it says one."""
-    match = _SUBJECT.match(" ".join(question.split()))
+    text = " ".join(question.split())
+    match = _SUBJECT.match(text)
+    if match is None:
+        match = _SUBJECT_LAST.match(text)
+        if match is not None and (_ASKED_WORD.search(match.group("subject")) or len(match.group("subject")) < 2):
+            match = None  # «а что это?», «сколько стоит это что»: no term before the question
     if match is None:
         return None
     if _NOT_A_SUBJECT.search(match.group("subject")):

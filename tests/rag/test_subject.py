@@ -93,7 +93,10 @@ def test_a_head_word_the_sides_share_is_read_into_the_left_one(question: str, le
 
 
 @pytest.mark.parametrize(("question", "subject"), [("что такое rag и зачем он нужен?", "rag"),
-                                                   ("что это такое?", None), ("what is it?", None)])
+                                                   ("что это такое?", None), ("what is it?", None),
+                                                   # the term first, the question after it
+                                                   ("кеш кв это что", "кеш кв"), ("qlora — это что?", "qlora"),
+                                                   ("а что это?", None), ("сколько стоит это что", None)])
 def test_a_question_s_own_subject_is_not_a_pronoun(question: str, subject: str | None) -> None:
     # «…и зачем он нужен?»: "он" is the question's own subject, not the turn before (rag.context)
     assert own_subject(question) == subject
