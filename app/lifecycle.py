@@ -267,6 +267,13 @@ PAYING_MODE = _re(r"(?P<on_demand>\bon[\s-]?demand|по\s+требованию|�
                   r"(?P<committed>\bcommit\w*|\breserved\b|\breservation|фиксированн\w*\s+срок\w*|\bрезерв\w*)|"
                   r"(?P<spot>\bspot\b|\bспот\w*|\binterruptible\b|прерываем\w*)")
 _PAYING_MODES = {"on_demand": "on_demand", "committed": "committed", "spot": "spot"}
+# what one of our ways of paying means ("what's a committed term?", «что значит on-demand в расчёте?»): the product's
+# own word, not the glossary's (spot is the glossary's concept too)
+_MODE = (r"(committed(\s+term)?|on[\s-]?demand|reserved|fixed[\s-]term|фиксированн\w*\s+срок\w*|по\s+требованию"
+         r"|резерв\w*)")
+MODE_MEANING = _re(r"\bwhat('?s|\s+is|\s+are)\s+(an?\s+|the\s+)?\W?" + _MODE + r"\W?\s*(\?|$|in\b|mean)"
+                   r"|\bwhat\s+does\s+\W?" + _MODE + r"\W?\s+mean|\bчто\s+(такое|значит|означает)\s+\W?" + _MODE
+                   + r"|\b" + _MODE + r"\W?\s+(—\s+|-\s+)?(это\s+)?что(\s+такое|\s+значит)?\s*\??\s*$")
 # a rental with a paid period: a committed term, or a term length said as what was rented for
 FIXED_TERM = _re(r"\bcommit\w*|\breserved\b|\breservation|fixed[\s-]term|\bpaid\s+(period|term)|\bprepaid|"
                  r"\b(for|on)\s+(a|one|the|\d+|\w+\s+\w+)\s+(weeks?|months?)|\bterm\b|"
@@ -309,6 +316,8 @@ def billing_topic(text: str) -> BillingTopic | None:
              for name, value in match.groupdict().items() if value}
     if len(modes) >= 2 and not NOT_RENTAL.search(text):
         return "spot" if "spot" in modes else "billing"
+    if MODE_MEANING.search(text) and not NOT_RENTAL.search(text):
+        return "billing"
     billing = BILLING.search(text) or (TIME_UNIT.search(text) and PAYING.search(text))
     if billing and not NOT_RENTAL.search(text):
         return "billing"

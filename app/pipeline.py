@@ -588,6 +588,8 @@ class ReplyPipeline:
             return Decision("compare")
         if has_model and has_gpu and not money:
             return Decision("fit")
+        if has_gpu and not has_model and not money and not has_duration and self._unknown_version(text):
+            return Decision("fit")  # "mistral large 2 on 4 a100": the fit says the catalog lacks that model
         if has_model and distinct >= 2 and not has_duration and words.compare:
             return Decision("fit")  # «gemma 12b: 4090 или l4 по деньгам?»: the fit on each, prices beside
         chat = sem in ("off_topic", *SMALL_TALK) and words.lead(sem, SMALL_TALK) >= CLEAR_MARGIN

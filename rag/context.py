@@ -74,7 +74,7 @@ _SIDE_FILLER = re.compile(r"(?i)^((whats|what'?s|what\s+is|what\s+are|explain|о
                           r"|\s+(в\s+ч[её]м\s+разница|difference|разница)$")
 # where a side's name ends: a clause ("…, обоим нужен loss scaling?", "… - do both need…") or a circumstance
 _SIDE_END = re.compile(r"(?i)\s*([,;:(]|\s[-–—]\s|\s(при|для|во\s+время|в\s+плане|по|when|for|during|in\s+terms)\s"
-                       r"|\s(in\s+plain\s+english|in\s+simple\s+(terms|words)|простыми\s+словами|по-простому)\b).*$")
+                       r"|\s\w+-wise\b|\s(in\s+plain\s+english|in\s+simple\s+(terms|words)|простыми\s+словами|по-простому)\b).*$")
 
 # a side's words that do not name it: "or just do rag", «или просто взять rag»; "should we finetune…"
 _SIDE_HEDGE = re.compile(r"(?i)^((just|only|simply|rather|instead|просто|только|лучше|сразу)\s+)+"

@@ -604,9 +604,13 @@ class RequestParser:
         following = {position: word for position, word in rest}
         after = run[-1][0] + 1
         word = following.get(after)
+        names = {piece for name in (spec.id, spec.name, *spec.aliases) for piece in NAME_PIECES.split(name.lower())}
+        if word in MODEL_VARIANTS and word not in names:
+            # "mistral large 2": another model of the family (Mistral Large), not the one its bare name is
+            version = following.get(after + 1)
+            return f"{word} {version}" if version is not None and VERSION_NUMBER.fullmatch(version) else word
         if word is None or not VERSION_NUMBER.fullmatch(word):
             return None
-        names = {piece for name in (spec.id, spec.name, *spec.aliases) for piece in NAME_PIECES.split(name.lower())}
         if word in names or any(piece.startswith(word) for piece in names):
             return None
         if "." not in word:  # a whole number is a version only before a variant word, a preposition or the end
@@ -701,6 +705,9 @@ LATIN_WORD = re.compile(r"^[a-z]{4,}$")
 SHORT_LATIN = re.compile(r"^[a-z]{2,4}$")  # "gtx" before "1080"
 NAME_PIECES = re.compile(r"[\s\-_/()\[\]]+")
 VERSION_NUMBER = re.compile(r"\d{1,2}(\.\d{1,2})?")
+# a size or tier word of a family's other models: "mistral large", "gemma nano", "sdxl turbo"
+MODEL_VARIANTS = frozenset({"large", "medium", "small", "mini", "nano", "nemo", "pro", "ultra", "max", "plus", "xl",
+                            "xxl", "turbo", "lite", "micro", "tiny", "huge", "giant"})
 # what follows a version in a model's name or the request around it: "flux 2 dev", "sd 3 on a 4090"
 VERSION_FOLLOWERS = frozenset({
     "large", "medium", "small", "turbo", "pro", "dev", "schnell", "ultra", "mini", "base", "max", "plus", "instruct",

@@ -221,6 +221,8 @@ async def test_a_rude_word_does_not_cost_the_answer(pipeline: ReplyPipeline, tex
     ("can i get 6 l4s from you guys? how much", "clarify"), ("will a 4080 be enough for it?", "clarify"),
     ("is an a10 good enough for my model or should i go bigger", "clarify"),
     ("а сколько a100 стоит на runpod, не знаешь?", "refusal"),
+    # what a way of paying of ours means: the billing rules, where the quote engine's words are explained
+    ("what's a committed term", "rule"), ("что значит on-demand в расчёте?", "rule"),
 ])
 async def test_more_ways_customers_write(pipeline: ReplyPipeline, text: str, route: str) -> None:
     reply = await pipeline.reply(text)
@@ -281,7 +283,8 @@ async def test_the_last_question_decides_whether_a_named_model_is_context_or_the
     assert reply.routing.intent == route, reply
 
 
-@pytest.mark.parametrize("text", ["can i run stable diffusion 3.5 large on a 3060 12gb", "потянет ли 4090 flux 2?"])
+@pytest.mark.parametrize("text", ["can i run stable diffusion 3.5 large on a 3060 12gb", "потянет ли 4090 flux 2?",
+                                  "mistral large 2 on 4 a100 80gb?"])
 async def test_a_version_the_catalog_lacks_is_said_not_asked_again_or_sized_as_another(pipeline: ReplyPipeline,
                                                                                        text: str) -> None:
     reply = await pipeline.reply(text)

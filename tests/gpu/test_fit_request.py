@@ -108,6 +108,8 @@ def test_the_full_model_is_not_a_training_run(service: FitService, text: str) ->
     ("stable diffusion 3.5 large on a 3060", "'stable diffusion 3.5' is not in the model catalog", "sdxl"),
     ("flux 2 on 4090", "'flux 2' is not in the model catalog", "flux.1-dev"),
     ("llama 2 on a100", "Unknown model 'llama 2'", None),
+    ("mistral large 2 on 4 a100 80gb", "'mistral large 2' is not in the model catalog", None),
+    ("sdxl turbo on 4090", "'sdxl turbo' is not in the model catalog", None),
 ])
 def test_useful_errors(service: FitService, text: str, message: str, suggestion: str | None) -> None:
     with pytest.raises(FitInputError) as info:
@@ -225,7 +227,10 @@ def test_a_time_after_po_is_no_memory(service: FitService) -> None:
                                              ("stable diffusion on 4090", "sdxl"), ("qwen 3 32b on h100", "qwen3-32b"),
                                              ("flux dev on 4090", "flux.1-dev"),
                                              # a family, a version and a size: the catalog's model of that size
-                                             ("llama 3 405b on 8 h100", "llama-3.1-405b")])
+                                             ("llama 3 405b on 8 h100", "llama-3.1-405b"),
+                                             # a tier the catalog's model of the family has is that model
+                                             ("mistral small on 4090", "mistral-small-3.1-24b"),
+                                             ("whisper large v3 on l4", "whisper-large-v3")])
 def test_a_count_or_a_version_the_catalog_has_is_not_another_version(service: FitService, text: str,
                                                                       model: str) -> None:
     assert service.fit(text).request.model.id == model

@@ -44,6 +44,7 @@ from tests.conftest import DATA_DIR
     # a side's hedge is not its name
     ("should we finetune the model or just do rag?", ("finetune the model", "rag")),
     ("бери flash attention или просто взять xformers?", ("бери flash attention", "xformers")),
+    ("what is the difference between ZeRO-2 and ZeRO-3 memory-wise", ("ZeRO-2", "ZeRO-3")),  # an aspect after it
 ])
 def test_comparison_sides(question: str, sides: tuple[str, str]) -> None:
     assert comparison_sides(question) == sides
