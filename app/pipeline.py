@@ -150,7 +150,8 @@ TOOLS_OR = re.compile(r"(?i)^(?!.*\bна\s+ч[её]м\b).*(\bor\b|\bили\b|\bv
 # model?"): a time the fit does not compute (the glossary says what it says about it, or nothing)
 TIME_ASKED = re.compile(r"(?i)\bhow\s+long\s+(does|would|will|did)\s+(it|\w+)\s+take\b|\bhow\s+long\s+to\s+(train|fine"
                         r"|finetune|pretrain)|сколько\s+(времени|дней|часов|по\s+времени)\s+(\w+\s+)?(займ|уйд|обуча|учит"
-                        r"|трениров|дообуч|файнтюн)|как\s+долго\s+(\w+\s+)?(обуча|учит|трениров|дообуч)")
+                        r"|трениров|дообуч|файнтюн)|как\s+долго\s+(\w+\s+)?(обуча|учит|трениров|дообуч)"
+                        r"|\bсколько\s+(\w+\s+)?(займ[её]т|уйд[её]т)\b")
 # the hardware a question names in general words ("why does llama 70b need 2 gpus?"): a fit question
 GPU_WORDS = re.compile(r"(?i)\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|видеокарт|видюх|\bvram\b|памят|\bmemory\b"
                        r"|\bgb\b|\bгб\b|\bгиг\w*")
@@ -523,6 +524,9 @@ class ReplyPipeline:
         if has_gpu and SPLIT_GPU.search(text) and not has_duration and not has_model and not money:
             return Decision("glossary")
         counted = slots.count is not None or any(gpu.count for gpu in slots.gpus)
+        # «обучить на 1 трлн токенов, сколько это займёт на 8 h100»: how long the work takes, not a rental's length
+        if has_gpu and not has_duration and not money and TIME_ASKED.search(text):
+            return Decision("refusal", refusal="time_estimate")
         if has_gpu and counted and not has_duration and not has_model and words.rent_request \
                 and not words.strong_fit and not words.rate and not off_topic:
             return Decision("clarify", missing="duration")
@@ -736,6 +740,7 @@ class ReplyPipeline:
             reason = {"unreadable": "pipeline_no_words", "hostile": "pipeline_hostile",
                       "other_provider": "pipeline_other_provider", "payment_method": "pipeline_payment_method",
                       "releases": "pipeline_releases", "location": "pipeline_location",
+                      "time_estimate": "pipeline_time_estimate",
                       }.get(decision.refusal or "", "pipeline_off_topic")
             if decision.refusal == "versions":
                 return RefusalReply(text, lang, routing, Phrase.of("pipeline_versions", about=decision.about or ""))

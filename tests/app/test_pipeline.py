@@ -328,6 +328,9 @@ async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipelin
     ("can i deduct gpu rental from my taxes?", "pipeline_off_topic"),
     # where the GPUs are: in no price list, rule or entry
     ("are your gpus in europe or us?", "pipeline_location"), ("где стоят ваши серверы?", "pipeline_location"),
+    # how long the work takes on the GPUs named: not a rental's length to ask for
+    ("мне нужно обучить модель на 1 трлн токенов, сколько это займет на 8 h100", "pipeline_time_estimate"),
+    ("how long will it take to train a 7b on 8 h100", "pipeline_time_estimate"),
 ])
 async def test_other_providers_and_payment_methods_are_said_to_be_unknown(pipeline: ReplyPipeline, text: str,
                                                                          phrase: str) -> None:
