@@ -269,8 +269,9 @@ PAYING_MODE = _re(r"(?P<on_demand>\bon[\s-]?demand|по\s+требованию|�
 _PAYING_MODES = {"on_demand": "on_demand", "committed": "committed", "spot": "spot"}
 # what one of our ways of paying means ("what's a committed term?", «что значит on-demand в расчёте?»): the product's
 # own word, not the glossary's (spot is the glossary's concept too)
+# «коммит на 3 месяца», "a commitment of a month": a term said in slang (a commit alone may be git's)
 _MODE = (r"(committed(\s+term)?|on[\s-]?demand|reserved|fixed[\s-]term|фиксированн\w*\s+срок\w*|по\s+требованию"
-         r"|резерв\w*)")
+         r"|резерв\w*|коммит\w*\s+на\b|commit(ment)?\s+(for|of)\b)")
 MODE_MEANING = _re(r"\bwhat('?s|\s+is|\s+are)\s+(an?\s+|the\s+)?\W?" + _MODE + r"\W?\s*(\?|$|in\b|mean)"
                    r"|\bwhat\s+does\s+\W?" + _MODE + r"\W?\s+mean|\bчто\s+(такое|значит|означает)\s+\W?" + _MODE
                    + r"|\b" + _MODE + r"\W?\s+(—\s+|-\s+)?(это\s+)?что(\s+такое|\s+значит)?\s*\??\s*$")

@@ -155,6 +155,8 @@ TIME_ASKED = re.compile(r"(?i)\bhow\s+long\s+(does|would|will|did)\s+(it|\w+)\s+
 # the hardware a question names in general words ("why does llama 70b need 2 gpus?"): a fit question
 GPU_WORDS = re.compile(r"(?i)\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|видеокарт|видюх|\bvram\b|памят|\bmemory\b"
                        r"|\bgb\b|\bгб\b|\bгиг\w*")
+# a GPU's figures asked as a whole: "a100 specs", «характеристики h200», «тех параметры»
+SPEC_ASKED = re.compile(r"(?i)\bspec(s|ifications?|\s+sheet)?\b|\bdatasheet\b|характеристик\w*|\bтту?х\b|параметр\w*")
 # what a model needs: its memory, the GPU for it
 SIZING = re.compile(r"(?i)\bvram\b|\bmemory\b|памят|видеопамят|\bwhich\s+gpu|\bwhat\s+gpu|"
                     r"какая\s+(карта|видеокарта|gpu)|\bhow\s+many\s+gpus?|сколько\s+(карт|gpu|гпу|видеокарт)|"
@@ -373,6 +375,11 @@ class ReplyPipeline:
         own, now, semantic = self.route(text, previous)
         if own.route in ("quote", "fit", "compare", "rule", "lifecycle"):
             return None  # a request of its own
+        # "a100 specs", "h200 bandwidth?" after a quote: that GPU's figures, not the quote on it («а в fp8?» and
+        # «а с 40 гб?» name a format or a memory the earlier request changes, so those two fields do not count)
+        figures = set(spec_fields_asked(text)) - {"compute", "memory"}
+        if own.route == "spec" and now.gpus and (figures or SPEC_ASKED.search(text)):
+            return None
         words = Signals(normalise(text), semantic)
         supplies = now.duration is not None or now.count is not None or bool(now.gpus)
         if not supplies and (is_definition_question(text) or words.explain or words.how):
@@ -476,7 +483,10 @@ class ReplyPipeline:
                 and not self.intents.gpus_named(MEMORY_SIZE.sub(" ", text)):
             return Decision("price")
         # another provider's prices or a way to pay: neither is in the price list, the rules or the glossary
-        if words.other_provider and not has_model and not has_duration:  # a GPU's price asked: ours for it
+        # (a provider's name with nothing of compute, prices or renting is something else: "scrape amazon")
+        about_compute = has_gpu or money or words.rental or words.cheaper or words.compare or words.price_list \
+            or words.availability or words.discount or GPU_WORDS.search(text) is not None
+        if words.other_provider and about_compute and not has_model and not has_duration:  # a GPU's price: ours
             return Decision("price") if has_gpu and words.price and not words.at_other_provider \
                 else Decision("refusal", refusal="other_provider")
         if words.payment_method and not has_model and not (has_gpu and has_duration):
@@ -487,6 +497,9 @@ class ReplyPipeline:
         # where the GPUs physically are: in no price list, rule or entry («ваши gpu в европе?», "which region?")
         if words.location and not has_model and not has_duration:
             return Decision("refusal", refusal="location")
+        # an uptime promised («какой у вас sla?», "what uptime do you guarantee?"): no rule or entry states one
+        if words.sla and not has_model and not has_duration and not words.explain and not is_definition_question(text):
+            return Decision("refusal", refusal="sla")
         # the currency: the price list has one (a GPU or a rental named: its price, in that currency)
         if words.currency and not has_gpu and not has_model and not has_duration:
             return Decision("refusal", refusal="currency")
@@ -639,7 +652,7 @@ class ReplyPipeline:
             return Decision("compare")
         if has_gpu and spec_fields_asked(text) and not words.strong_fit:
             return Decision("spec")
-        if words.strong_fit and not has_model and has_gpu:
+        if (words.strong_fit or words.train_on) and not has_model and has_gpu:
             # «ddp на двух картах по 24 гб — влезет модель побольше?»: whether a technique makes it fit is the
             # technique's question; with no concept named, which model to fit
             if self._concept_named(text):
@@ -739,7 +752,7 @@ class ReplyPipeline:
         if route == "refusal":
             reason = {"unreadable": "pipeline_no_words", "hostile": "pipeline_hostile",
                       "other_provider": "pipeline_other_provider", "payment_method": "pipeline_payment_method",
-                      "releases": "pipeline_releases", "location": "pipeline_location",
+                      "releases": "pipeline_releases", "location": "pipeline_location", "sla": "pipeline_sla",
                       "time_estimate": "pipeline_time_estimate",
                       }.get(decision.refusal or "", "pipeline_off_topic")
             if decision.refusal == "versions":
@@ -833,7 +846,9 @@ class ReplyPipeline:
             options = tuple(ClarifyOption(self.data.models.get(model_id).name, model_id)
                             for model_id in COMMON_MODELS if self.data.models.find(model_id) is not None)
         route: Literal["quote", "fit"] = "fit" if missing == "model" else "quote"
-        return ClarifyReply(text, lang, routing, route=route, missing=missing, known=known, options=options)
+        count = slots.count if missing == "gpu" and not slots.gpus and (slots.count or 0) > 1 else None
+        return ClarifyReply(text, lang, routing, route=route, missing=missing, known=known, count=count,
+                            options=options)
 
 
 def _duration_text(slots: Slots) -> str:

@@ -112,6 +112,7 @@ class ClarifyReply(BaseReply):
     route: Literal["quote", "fit"] = "quote"
     missing: Missing = "duration"
     known: str = ""  # what was understood so far ("4 × A100 80GB"), for the question's wording
+    count: int | None = None  # GPUs asked for with none named ("16 gpus for a week"): kept in the question
     options: tuple[ClarifyOption, ...] = ()
 
 

@@ -110,6 +110,12 @@ class Slots:
 _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)(\d)\s*гб\b"), r"\1gb"),
     (re.compile(r"(?i)\bfortnights?\b"), "2 weeks"),
+    (re.compile(r"(?i)\bon\s+demand\b"), "on-demand"),  # "for 10 hours on demand": the pricing, in one word
+    # «по обычной цене», "at the regular rate": the hourly price, not a term or spot
+    (re.compile(r"(?i)\bпо\s+обычн\w+\s+(цен|тариф|ставк)\w*|\b(at\s+)?(the\s+)?(regular|standard|normal|usual)\s+"
+                r"(price|rate|pricing)\b"), "on-demand"),
+    # how much, as customers type it («скок стоит», «скока», «скоко»)
+    (re.compile(r"(?i)\bско(к|ка|ко|лька)\b"), "сколько"),
     (re.compile(r"(?i)\b(\d{1,4})\s*(миллиард\w*|млрд\.?|billion|bn)(?!\w)"), r"\1b"),  # «30 миллиардов»: 30b
     (re.compile(r"(?i)\b(\d{1,4})\s*(миллион\w*|млн\.?|million)(?!\w)"), r"\1m"),
     (re.compile(r"(?i)\bполмесяца\b"), "15 дней"),
@@ -285,14 +291,20 @@ _PRICING_FORMS: tuple[tuple[str, Pricing], ...] = (
 _NEGATIONS = frozenset({"без", "не", "кроме", "no", "not", "without", "non", "never"})
 
 
+# what may stand between a negation and the pricing word it negates («без всяких резервов», "not a spot one")
+_NEGATION_FILLERS = frozenset({"всяких", "всякого", "никаких", "какого-либо", "any", "a", "the", "this"})
+
+
 def read_pricing(text: str, has_duration: bool) -> Pricing | None:
-    previous = ""
+    before: list[str] = []
     for token in tokenize(text):
         word = token.strip(".?!,;")
         pricing = pricing_of(word) or next((p for stem, p in _PRICING_FORMS if word.startswith(stem)), None)
-        if pricing is not None and previous not in _NEGATIONS:
+        negated = bool(before) and (before[-1] in _NEGATIONS or (
+            len(before) > 1 and before[-1] in _NEGATION_FILLERS and before[-2] in _NEGATIONS))
+        if pricing is not None and not negated:
             return pricing
-        previous = word.lower()
+        before.append(word.lower())
     if has_duration and _DISCOUNT.search(text):
         return Pricing.COMMITTED
     return None

@@ -27,14 +27,20 @@ CALCULATE = re.compile(
     r"|(?<!power\s)(?<!thermal\s)(?<!energy\s)(?<!memory\s)(?<!vram\s)\bbudget\b"
     r"|(?<!энергетический\s)(?<!тепловой\s)бюджет(?!\w*\s+(по\s+)?(питани|мощност|энерг|памят|тепл))|сколько\s+за\b|\b(rough|ballpark|approximate|total)\s+(cost|price|estimate|figure)"
     r"|\bcost\s+(for|of)\s+(a|an|one|two|\d+)\b|\b(a|the)\s+(number|figure|ballpark)\s+for\b"
-    r"|what'?s\s+it\s+(gonna|going\s+to)\s+(be|cost))")
+    r"|what'?s\s+it\s+(gonna|going\s+to)\s+(be|cost)"
+    # "what would 8 h100s run me", "how much will that run us": the idiom of a cost
+    r"|\b(would|will|gonna|does|do)\b[^?.!]{0,40}\brun\s+(me|us)\b)")
 # a price asked in other words than the price list's own: «сколько это стоит», "how much is it"
 MONEY = re.compile(r"(?i)(сколько\s+(\w+\s+){1,3}(стоит|стоят|стоить)|how\s+much\s+(to|is\s+it|does\s+it)\b"
                    # "how much is an l4 per hour": a rate asked is a price, whatever the GPU
                    r"|how\s+much\s+(is|are)\b[^?.!]{0,40}(\b(per|an?|each|every)\s+(hour|hr|day|week|month)\b|\bhourly\b"
                    r"|/\s*(h|hr|hour)\b)"
+                   # "how much per hour for the b200s", "how much an hour is an a100"
+                   r"|\bhow\s+much\s+(per|an?|each|every|a\s+single)\s+(hour|hr|day|week|month)\b"
                    # "can i get 6 l4s from you guys? how much": the price asked in two words, last
-                   r"|\bhow\s+much\s*[?!.]*\s*$)")
+                   r"|\bhow\s+much\s*[?!.]*\s*$"
+                   # «хочу арендовать сервак на месяц, сколько?»: the same, in Russian
+                   r"|\bсколько\s*[?!.]*\s*$)")
 # the whole price list asked for: «прайс скиньте», "send me your rate card"
 PRICE_LIST = re.compile(r"(?i)(\bпрайс\w*|прайс-лист\w*|\bрасценк\w*|\bтарифы\b|\bprice\s*(list|sheet)s?\b|"
                         r"\brate\s*(card|sheet|list)s?\b|\bpricing\s+(page|list|table)\b|\btariffs\b)")
@@ -57,6 +63,7 @@ class Signals:
         self.rate = bool(RATE.search(text))
         self.fit = bool(FIT_WORDS.search(text))
         self.strong_fit = bool(STRONG_FIT.search(text))
+        self.train_on = bool(TRAIN_ON.search(text))
         # a fact about a model itself, said with no hardware word: who made it, what it was trained on, what it
         # uses or supports (no running verb: "does whisper handle russian?" is about whisper, not a GPU)
         self.model_fact = bool(MODEL_FACT.search(text)) and not HARDWARE.search(text) \
@@ -69,11 +76,14 @@ class Signals:
         self.other_provider = bool(OTHER_PROVIDER.search(text))
         # a price asked at another provider («сколько a100 стоит на runpod»): theirs, which we do not know
         provider = OTHER_PROVIDER.search(text)
-        self.at_other_provider = provider is not None and bool(AT_PLACE.search(text[:provider.start()]))
+        # or charged by it ("how much does runpod charge for an h100", «runpod берёт за h100»)
+        self.at_other_provider = provider is not None and bool(
+            AT_PLACE.search(text[:provider.start()]) or THEIR_PRICE.match(text[provider.end():]))
         self.payment_method = bool(PAYMENT_METHOD.search(text))
         self.currency = bool(CURRENCY.search(text))
         self.tax = bool(TAX.search(text))
         self.location = bool(LOCATION.search(text))
+        self.sla = bool(SLA.search(text))
         self.how = bool(HOW.search(text))
         self.explain = bool(EXPLAIN.search(text))
         self.technique = bool(TECHNIQUE.search(text))
@@ -115,6 +125,11 @@ STRONG_FIT = re.compile(
     r"|завед[её]тся|дообуч\w*|файнтюн\w*|\bfits?\b(?!\s+(better|best|more))|\brun\b|\bserve\b|\bhost\b|\bhandle\b|fine[\s-]?tun\w*"
     # "will a 4080 be enough for it?", "is an a10 good enough for my model"
     r"|\b(be|is|are|good)\s+enough\s+for\b)")
+# a training run asked to fit on GPUs named after it ("can our model be trained on 4 a100s?", «обучить нашу модель
+# на двух 4090»): a fit question (kept apart from STRONG_FIT: "what was llama trained on?" asks the model's data)
+TRAIN_ON = re.compile(r"(?i)\b(train|trained|training|обучить|обучать|обучаться|обучится|обучим)\b[^?.!]{0,25}"
+                      r"\b(on|на)\s+(a\s+|an\s+|one\s+|two\s+|\d+\s*x?\s*|одн\w+\s+|дв\w+\s+|пар\w+\s+)?"
+                      r"([a-zа-я]{0,3}\d{2,4}|mi\d{3}|b\d{3}|l40s?|t4|a10g?)s?\b")
 # the model's own facts: its makers, its training, its parts and abilities (asked "does it …", «умеет ли …»)
 MODEL_FACT = re.compile(
     r"(?i)\bwho(?:'?s)?\b|\bкто\b|\bкем\b|\btrained\s+on\b|\bwas\s+(it\s+)?trained\b|\bобучал(а|и|ась|ся)?\b"
@@ -147,6 +162,9 @@ OTHER_PROVIDER = re.compile(
     r"|яндекс\w*\s+облак\w*|cloud\.ru|sbercloud|сбер\s*клауд\w*|immers\.?cloud|\bcolab\b|\bколаб\w*|\bамазон\w*"
     r"|\bавс\b|\bгугл\w*\s+клауд\w*|\bажур\w*|\bазур\w*|\bранпод\w*|\bother\s+(providers?|clouds?)\b"
     r"|\bдруги[хме]\s+(провайдер|облак)\w*|\bконкурент\w*|\bcompetitors?\b)")
+# the provider as who charges: "runpod charges", "lambda's price", «runpod берёт», «у них цена»
+THEIR_PRICE = re.compile(r"(?i)^\W*('?s\s+)?(\w+\s+)?(charg\w*|ask\w*|price\w*|pricing|rates?|bill\w*|бер[ёе]т|берут"
+                         r"|просит|просят|стоит|цен\w*|прайс\w*)\b")
 # the place a thing is at, said last before a provider's name («на runpod», "on aws", "at lambda")
 AT_PLACE = re.compile(r"(?i)\b(на|в|во|у|on|at|from|in|via|with)\s*$")
 # how a bill is paid: a method the glossary and the rules say nothing about («криптой», "paypal", «по счёту»)
@@ -160,6 +178,10 @@ PAYMENT_METHOD = re.compile(
 # "how do i deduct gpu rental from taxes"); VAT on our invoices is a payment question (PAYMENT_METHOD)
 TAX = re.compile(r"(?i)(\bналог\w*|\bусн\b|\bндфл\b|\bбухгалтер\w*|\bбухучет\w*|\bбухуч[её]т\w*|\bамортизац\w*"
                  r"|\btax(es|ed|ation)?\b|\bdeduct\w*|\baccountant\w*|\bbookkeep\w*|\bdepreciat\w*)")
+# a service level promised: uptime, an SLA, credits for downtime (no rule or entry states one)
+SLA = re.compile(r"(?i)\bsla\b|\buptime\b|\bап-?тайм\w*|\bгарант\w*\s+(\w+\s+)?(доступност|аптайм|работоспособност)\w*"
+                 r"|\b(availability|uptime)\s+guarantee|\bguarantee\w*\s+(\w+\s+)?(uptime|availability)\b"
+                 r"|\b99[.,]9+\s*%")
 # where the GPUs physically are: a country, a region, a data centre («в какой стране ваши серверы?», "are your gpus in
 # europe or us?"); a datacenter GPU is a kind of GPU, not a place
 LOCATION = re.compile(

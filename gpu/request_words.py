@@ -30,6 +30,13 @@ _RU_NUMERALS: dict[int, tuple[str, ...]] = {
     10: ("десять", "десяти", "десятью"), 12: ("двенадцать", "двенадцати"),
     16: ("шестнадцать", "шестнадцати"), 32: ("тридцать два", "тридцати двух"),
 }
+# collective nouns a team says a server's GPUs with («восьмёрка h100», «четвёрку a100»): a count only right before
+# a GPU name (elsewhere «тройка» or «пятёрка» is a ranking or a grade)
+_RU_COLLECTIVE: dict[int, str] = {2: "двойк", 3: "тройк", 4: "четв[её]рк", 5: "пят[её]рк", 6: "шест[её]рк",
+                                  8: "восьм[её]рк"}
+_RU_COLLECTIVE_FORMS: dict[str, int] = {
+    stem.replace("[её]", e) + ending: value for value, stem in _RU_COLLECTIVE.items() for e in "её"
+    for ending in ("а", "у", "и", "ой", "е")}
 _EN_NUMERALS: dict[str, int] = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
     "ten": 10, "twelve": 12, "sixteen": 16, "thirty-two": 32,
@@ -38,9 +45,10 @@ _EN_NUMERALS: dict[str, int] = {
 }
 COUNT_WORDS: dict[str, int] = {
     **_EN_NUMERALS, **{form: value for value, forms in _RU_NUMERALS.items() for form in forms},
+    **_RU_COLLECTIVE_FORMS,
 }
 # "a" counts only right before a GPU name ("on a 4090"), never as a free-standing word.
-_WEAK_COUNT_WORDS = frozenset({"a", "an", "single", "pair", "couple", "dual", "twin", "quad"})
+_WEAK_COUNT_WORDS = frozenset({"a", "an", "single", "pair", "couple", "dual", "twin", "quad", *_RU_COLLECTIVE_FORMS})
 # What may stand between a count word and the GPU: "a pair of 4090s", "two of the h100".
 _COUNT_LINKS = frozenset({"of", "из"})
 TIMES = frozenset({"x", "х", "×", "*"})  # Latin x, Cyrillic х, the multiplication sign

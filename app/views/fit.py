@@ -58,6 +58,9 @@ def result_json(result: FitResult, lang: Lang = "en") -> dict[str, Any]:
         "rentable": result.rentable,
         "gpu_name": result.gpu.name,
         "suggestions": [_suggestion_json(s) for s in result.suggestions],
+        "lighter": [{"mode": mode, "gpu": o.gpu_id, "count": o.count, "per_gpu_gib": round(o.per_gpu_gib, 2),
+                     "hourly_price": str(o.hourly_price) if o.hourly_price is not None else None}
+                    for mode, o in result.lighter],
         "suggestion_lines": [_suggestion_line(result, s, lang) for s in result.suggestions],
     }
 
@@ -93,6 +96,18 @@ def _suggestion_line(result: FitResult, suggestion: Suggestion, lang: Lang) -> s
     if not suggestion.fits:
         return t("fit_suggest_offload_none", lang, quant=label)
     return t("fit_suggest_offload", lang, quant=label, layers=suggestion.value, total_layers=suggestion.layers)
+
+
+def _lighter_lines(result: FitResult, lang: Lang, currency: str) -> list[str]:
+    """Full training asked with no GPU named: the cheapest configuration for LoRA and for QLoRA."""
+    lines = []
+    for mode, option in result.lighter:
+        line = t(f"fit_suggest_{mode}", lang, count=option.count, gpu=option.gpu_name,
+                 per_gpu=f"{option.per_gpu_gib:.2f}")
+        if option.hourly_price is not None:
+            line += " — " + t("fit_per_hour", lang, price=option.hourly_price, currency=currency)
+        lines.append(line)
+    return lines
 
 
 def _head(result: FitResult) -> str:
@@ -150,6 +165,9 @@ def fit_report(result: FitResult, lang: Lang = "en", currency: str = "USD") -> R
                        for option in result.cheapest),
             align=("left", "right", "right", "right"),
             caption=t("fit_cheapest" if result.rentable else "fit_cheapest_rentable", lang)))
+    if result.lighter:
+        blocks.append(Text(t("fit_lighter", lang), bold=True))
+        blocks.extend(Text(line) for line in _lighter_lines(result, lang, currency))
     blocks.extend(Text(note.render(lang), note=True) for note in result.notes)
     return Report(title=_head(result), blocks=tuple(blocks))
 
@@ -187,6 +205,9 @@ def render(result: FitResult, lang: Lang = "en", markup: Markup = PLAIN, currenc
             if option.hourly_price is not None:
                 price = " — " + t("fit_per_hour", lang, price=option.hourly_price, currency=currency)
             lines.append(text(f"  {option.count}× {option.gpu_name}{price}"))
+    if result.lighter:
+        lines.append(bold(t("fit_lighter", lang)))
+        lines.extend(text(f"  {line}") for line in _lighter_lines(result, lang, currency))
     lines.extend(text(f"• {note.render(lang)}") for note in result.notes)
     return "\n".join(lines)
 

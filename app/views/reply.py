@@ -136,6 +136,8 @@ def clarify_question(reply: ClarifyReply) -> str:
         return t("clarify_duration", lang, known=reply.known or "GPU")
     if reply.missing == "gpu":
         known = t("clarify_known_for", lang, duration=reply.known) if reply.known else ""
+        if reply.count is not None:  # "need 16 gpus for a week": the count asked stays in the question
+            known = t("clarify_known_count", lang, count=reply.count) + known
         return t("clarify_gpu", lang, known=known)
     known = t("clarify_known_on", lang, gpu=reply.known) if reply.known else ""
     return t("clarify_model", lang, known=known)

@@ -155,6 +155,10 @@ class FitResult:
     gpu_was_given: bool = True
     rentable: bool = True  # AnchorGPU rents this GPU (it has a price in prices.yaml)
     suggestions: list[Suggestion] = field(default_factory=list)
+    # full training asked with no GPU named («дообучить mistral 7b, какую карту брать»): the cheapest configuration
+    # for each lighter method (LoRA, QLoRA), since a 7B needs a 192 GB card for full training and a 24 GB one
+    # for LoRA; empty otherwise
+    lighter: list[tuple[Literal["lora", "qlora"], Option]] = field(default_factory=list)
 
     @property
     def headroom_bytes(self) -> float:
@@ -525,8 +529,22 @@ class FitEngine:
         result.cheapest = options[:3]
         if not result.fits:
             result.suggestions = self.suggestions(req, gpu, result)
+        if not gpu_given and req.mode == "train" and req.model.kind == "llm":
+            result.lighter = self.lighter_options(req)
         result.notes = self._notes(req, result)
         return result
+
+    def lighter_options(self, req: FitRequest) -> list[tuple[Literal["lora", "qlora"], Option]]:
+        """The cheapest configuration to train adapters instead (LoRA; QLoRA on a 4-bit base), each that fits."""
+        found: list[tuple[Literal["lora", "qlora"], Option]] = []
+        modes: tuple[Literal["lora", "qlora"], ...] = ("lora", "qlora")
+        for mode in modes:
+            adapters = replace(req, mode=mode, parallel=None, gpu=None, gpu_count=1,
+                               quant="nf4" if mode == "qlora" else req.quant)
+            best = self.cheapest(adapters, limit=1)
+            if best:
+                found.append((mode, best[0]))
+        return found
 
     # ---- what would make it fit ----
     def suggestions(self, req: FitRequest, gpu: GPUSpec, result: FitResult) -> list[Suggestion]:

@@ -328,6 +328,10 @@ async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipelin
     ("can i deduct gpu rental from my taxes?", "pipeline_off_topic"),
     # where the GPUs are: in no price list, rule or entry
     ("are your gpus in europe or us?", "pipeline_location"), ("где стоят ваши серверы?", "pipeline_location"),
+    # a service level: no rule or entry states one; another provider as who charges; a shop's name is no provider
+    ("какой у вас sla по аптайму?", "pipeline_sla"), ("what uptime do you guarantee on h100 nodes?", "pipeline_sla"),
+    ("how much does runpod charge for an h100? are they cheaper than you?", "pipeline_other_provider"),
+    ("write me a python script to scrape amazon", "pipeline_off_topic"),
     # how long the work takes on the GPUs named: not a rental's length to ask for
     ("мне нужно обучить модель на 1 трлн токенов, сколько это займет на 8 h100", "pipeline_time_estimate"),
     ("how long will it take to train a 7b on 8 h100", "pipeline_time_estimate"),
@@ -611,3 +615,40 @@ async def test_the_fastest_gpu_asked_with_none_named_compares_the_rented_leaders
     # none left out is faster on the figure the job is decided by
     best = max(rented, key=lambda gpu_id: pipeline.data.gpus.get(gpu_id).bandwidth_gb_s)
     assert best in compared
+
+
+@pytest.mark.parametrize(("text", "missing"), [
+    ("how much per hour for the b200s", None),  # a rate asked with "how much per hour": the price
+    ("хочу арендовать сервак на месяц, скок?", "gpu"),  # «скок?» is how much; the GPU is what is missing
+    ("ok so what would 8 h100s run me", "duration"),  # "run me" is a cost, not a model to run
+    ("can our model be trained on 4 a100s?", "model"),  # a training run on GPUs named: which model
+])
+async def test_how_customers_ask_a_price_or_a_fit_in_few_words(pipeline: ReplyPipeline, text: str,
+                                                                missing: str | None) -> None:
+    reply = await pipeline.reply(text)
+    if missing is None:
+        assert isinstance(reply, CatalogReply) and reply.intent.kind == "price", reply
+    else:
+        assert isinstance(reply, ClarifyReply) and reply.missing == missing, reply
+
+
+async def test_a_gpu_count_asked_with_no_gpu_stays_in_the_question() -> None:
+    pipeline = build_pipeline()
+    reply = await pipeline.reply("need 16 gpus for a week, what would that cost")
+    assert isinstance(reply, ClarifyReply) and reply.missing == "gpu" and reply.count == 16, reply
+    assert "16" in render_text(reply, pipeline.data)
+
+
+async def test_a_gpus_specs_asked_after_a_quote_are_its_specs_not_the_quote_on_it(pipeline: ReplyPipeline) -> None:
+    earlier = [Turn("user", "price for two h100 for 10 hours"), Turn("assistant", "…")]
+    specs = await pipeline.reply("a100 specs", history=earlier)
+    assert isinstance(specs, CatalogReply) and specs.intent.kind == "gpu_spec", specs
+    again = await pipeline.reply("а на a100?", history=earlier)
+    assert isinstance(again, QuoteReply) and again.request is not None, again
+    assert again.request.gpu_id == "a100-80gb" and again.request.gpu_count == 2
+
+
+async def test_a_spec_asked_of_gpus_named_in_the_plural_shows_their_figures(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("h100s specs")
+    assert isinstance(reply, CatalogReply) and "h100-sxm" in reply.intent.gpu_ids, reply
+    assert "3,350" in render_text(reply, pipeline.data)

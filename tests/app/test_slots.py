@@ -50,6 +50,12 @@ def test_slots_of_customer_messages(text: str, expected: dict[str, object]) -> N
     ("4090 или 3090 брать под sdxl? генерю картинки пачками по 8 штук",
      {"model": "sdxl", "gpus": ["rtx-4090", "rtx-3090"]}),
     ("qwen3 32b на л40с потянет?", {"model": "qwen3-32b", "gpus": ["l40s"]}),
+    # the pricing in two words or said as the usual price, a negation a word away, a team's «восьмерка»
+    ("price for two a10g for 10 hours on demand", {"gpus": ["a10g"], "count": 2, "hours": 10, "pricing": "on-demand"}),
+    ("пару h100 на 3 дня, по обычной цене, без всяких резервов",
+     {"gpus": ["h100-sxm"], "count": 2, "hours": 72, "pricing": "on-demand"}),
+    ("2 h200 for a week, without any reservation", {"gpus": ["h200"], "count": 2, "hours": 168}),
+    ("сколько стоит восьмерка h200 на сутки", {"gpus": ["h200"], "count": 8, "hours": 24}),
 ])
 def test_slots_written_the_way_customers_write(text: str, expected: dict[str, object]) -> None:
     assert read_slots(text, FIT).to_json() == expected

@@ -170,6 +170,26 @@ def test_json_contract_and_text(service: FitService) -> None:
     assert "<b>" in html_text and "Помещается" in html_text
 
 
+def test_full_training_with_no_gpu_named_also_prices_the_lighter_methods(service: FitService) -> None:
+    """«дообучить mistral 7b, какую карту брать»: full training needs a 192 GB card, LoRA a 24 GB one."""
+    result = service.fit("mistral-7b train")
+    assert not result.gpu_was_given and result.fits
+    modes = [mode for mode, _ in result.lighter]
+    assert modes == ["lora", "qlora"]
+    full = result.per_gpu.total / GIB
+    for mode, option in result.lighter:
+        checked = service.fit(f"mistral-7b {mode} {option.gpu_id} x{option.count}")
+        assert checked.fits and checked.per_gpu.total / GIB == pytest.approx(option.per_gpu_gib, abs=0.01)
+        assert option.per_gpu_gib < full / 4 and option.hourly_price is not None
+        assert option.hourly_price < result.cheapest[0].hourly_price  # cheaper than full training's card
+    text = render(result, "en")
+    assert "Cheaper: train adapters" in text and "LoRA (frozen base" in text
+    assert [row["mode"] for row in result_json(result)["lighter"]] == ["lora", "qlora"]
+    # a GPU named, or adapters already asked: nothing added
+    assert service.fit("mistral-7b train h200").lighter == []
+    assert service.fit("mistral-7b lora").lighter == []
+
+
 def test_missing_gpu_picks_cheapest_fitting(service: FitService) -> None:
     result = service.fit("qwen2.5-7b")
     assert not result.gpu_was_given and result.fits

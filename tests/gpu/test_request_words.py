@@ -9,7 +9,7 @@ from gpu.data import GpuData
 from gpu.fit.quant import WEIGHT_FORMATS, normalize_quant
 from gpu.fit.service import FitService
 from gpu.quote.request import parse_quote_text
-from gpu.request_words import read_gpu
+from gpu.request_words import count_value, read_gpu
 from tests.conftest import DATA_DIR, fit_service, notes_en
 
 FORMS = [
@@ -126,3 +126,10 @@ def test_quote_offers_rented_gpus_first(catalog: GPUCatalog) -> None:
     with pytest.raises(QuoteInputError) as info:
         parse_quote_text("x2 3 days", catalog, rentable=rentable)
     assert info.value.suggestions == rentable
+
+
+@pytest.mark.parametrize(("word", "value"), [("восьмерка", 8), ("восьмёрку", 8), ("четвёрка", 4), ("двойку", 2)])
+def test_a_collective_numeral_counts_only_right_before_a_gpu(word: str, value: int) -> None:
+    """«восьмерка h200» is eight of them; «тройка лидеров» elsewhere is no count."""
+    assert count_value(word, weak=True) == value
+    assert count_value(word) is None
