@@ -248,6 +248,10 @@ BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+par
               r"верн[её]т\w*\s+(\w+\s+){0,2}?(деньг|средств)|неиспользованн\w*\s+(час|врем|дн|сут|срок)")
 # spot capacity being taken back
 SPOT = _re(r"\bспот\w*|\bspot\b|прерываем|interruptib|preemptib")
+# whether spot can be relied on ("is spot safe for a 3 day training run?", «спот надёжный для обучения?»): it can be
+# taken back, which is the answer
+SPOT_RISK = _re(r"\bsafe\b|\bsafely\b|\brisk\w*|\breliab\w*|\bstable\b|\bguarantee\w*|надежн|надёжн|безопасн|рискован"
+                r"|\bриск\w*|стабильн|\bопасн\w*|гарант\w*")
 RECLAIMED = _re(r"отобр|отбер|отним|забер[уе]т|забрать|прерв(ут|ать|ет|ал|ан)|прерыва(ют|ет|ть|ни)|выкин|выгон|"
                 r"вытесн|отключ\w*\s+посреди|остановят|\binterrupt(ed|ion|s)?\b|\bpreempt(ed|ion|s)?\b|\breclaim|"
                 r"\bevict|taken\s+(away|back)|kick\w*\s+(\w+\s+)?(off|out)|\byank|\bpulled\b|\bterminated\b|"
@@ -310,7 +314,7 @@ def billing_topic(text: str) -> BillingTopic | None:
     """How the product bills time ("is billing per minute or per hour?", «минимальный срок аренды?») or what
     becomes of spot capacity taken back («спот могут отобрать?»), or None."""
     text = _folded(text)
-    if SPOT.search(text) and (RECLAIMED.search(text) or PREPAID.search(text)):
+    if SPOT.search(text) and (RECLAIMED.search(text) or PREPAID.search(text) or SPOT_RISK.search(text)):
         return "spot"  # capacity taken back, or spot paid in advance («оплатить спот заранее на месяц»)
     # two ways of paying compared ("on-demand vs committed?", «чем спот отличается от почасовой?»)
     modes = {_PAYING_MODES[name] for match in PAYING_MODE.finditer(text)

@@ -497,6 +497,9 @@ class ReplyPipeline:
         # where the GPUs physically are: in no price list, rule or entry («ваши gpu в европе?», "which region?")
         if words.location and not has_model and not has_duration:
             return Decision("refusal", refusal="location")
+        # something for free («есть пробный период?», "do you offer free credits for startups?"): no rule states one
+        if words.trial and not has_model and not has_duration and not is_definition_question(text):
+            return Decision("refusal", refusal="trial")
         # an uptime promised («какой у вас sla?», "what uptime do you guarantee?"): no rule or entry states one
         if words.sla and not has_model and not has_duration and not words.explain and not is_definition_question(text):
             return Decision("refusal", refusal="sla")
@@ -753,6 +756,7 @@ class ReplyPipeline:
             reason = {"unreadable": "pipeline_no_words", "hostile": "pipeline_hostile",
                       "other_provider": "pipeline_other_provider", "payment_method": "pipeline_payment_method",
                       "releases": "pipeline_releases", "location": "pipeline_location", "sla": "pipeline_sla",
+                      "trial": "pipeline_trial",
                       "time_estimate": "pipeline_time_estimate",
                       }.get(decision.refusal or "", "pipeline_off_topic")
             if decision.refusal == "versions":

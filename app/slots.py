@@ -45,7 +45,8 @@ _YEARS = re.compile(r"(?i)\b(\d{1,6}|a|one|один|одн\w*)\s*(years?|yrs?|г
 # "со скидкой", "with a discount", "reserved": a committed term
 _DISCOUNT = re.compile(r"(?i)(скидк\w*|discount\w*|дешевле\s+за\s+срок|long[\s-]term)")
 PLACEMENT_ID = re.compile(r"\b(P-[0-9A-Z]{4,24})\b", re.IGNORECASE)
-_OR_WORDS = frozenset({"или", "or", "vs", "vs.", "versus", "/", "либо", "против", "и", "and", "than", "чем"})
+_OR_WORDS = frozenset({"или", "or", "vs", "vs.", "versus", "/", "либо", "против", "и", "and", "than", "чем", "over",
+                       "вместо"})
 _MEMORY_ONLY = re.compile(r"^(\d{2,3})\s*(gb|гб|g|г)?$")
 _ARTICLES = frozenset({"a", "an"})
 _BIG_COUNT = re.compile(r"^\d{4,7}$")

@@ -47,7 +47,9 @@ PRICE_LIST = re.compile(r"(?i)(\bпрайс\w*|прайс-лист\w*|\bрасц
 COMPARE = re.compile(
     r"(?i)(\bvs\.?\b|\bversus\b|\bили\b|\bor\b|\bлучше\b|\bхуже\b|быстрее|медленнее|мощнее|\bfaster\b|\bslower\b"
     r"|\bbetter\b|\bworse\b|сравн\w*|\bcompar\w*|отлича\w*|\bdiffer\w*|разниц\w*|\bпротив\b|больше\s+памяти"
-    r"|more\s+(memory|vram)|\bwhich\s+(one|is)\b|что\s+выбрать|какую\s+(взять|выбрать))")
+    r"|more\s+(memory|vram)|\bwhich\s+(one|is)\b|что\s+выбрать|какую\s+(взять|выбрать)"
+    # a preference asked: "why pick h100 pcie over sxm", "should i go l40s over a100", «брать 4090 вместо a6000?»
+    r"|\b(pick|choose|go|prefer|take|get|use)\b[^?.!]{0,30}\bover\b|\bвместо\b)")
 
 
 class Signals:
@@ -84,6 +86,7 @@ class Signals:
         self.tax = bool(TAX.search(text))
         self.location = bool(LOCATION.search(text))
         self.sla = bool(SLA.search(text))
+        self.trial = bool(TRIAL.search(text))
         self.how = bool(HOW.search(text))
         self.explain = bool(EXPLAIN.search(text))
         self.technique = bool(TECHNIQUE.search(text))
@@ -178,6 +181,13 @@ PAYMENT_METHOD = re.compile(
 # "how do i deduct gpu rental from taxes"); VAT on our invoices is a payment question (PAYMENT_METHOD)
 TAX = re.compile(r"(?i)(\bналог\w*|\bусн\b|\bндфл\b|\bбухгалтер\w*|\bбухучет\w*|\bбухуч[её]т\w*|\bамортизац\w*"
                  r"|\btax(es|ed|ation)?\b|\bdeduct\w*|\baccountant\w*|\bbookkeep\w*|\bdepreciat\w*)")
+# something for free asked of us: a trial, credits, a grant, a startup programme (no rule or price states one)
+TRIAL = re.compile(r"(?i)\bfree\s+(trial|credits?|tier|hours?|test\w*|access|gpu\s+hours?)\b"
+                   r"|\btrial\s+(period|access|run|credits?)|\b(is|are)\s+there\s+(a|any)\s+(free\s+)?trial|\bpromo\s*codes?\b|\bcredits?\s+for\s+(startups?|students?)"
+                   r"|\b(startup|student|academic|research)\s+(program\w*|credits?|discounts?|grants?)"
+                   r"|\bпробн\w+\s+(период|доступ|верси|аренд)\w*|\bтестов\w+\s+(доступ|период)\w*|\bпромокод\w*"
+                   r"|\bбесплатн\w*\s+(доступ|час|период|кредит|тест|попробова|погонять|дать|дадите)\w*"
+                   r"|\bгрант\w*|\b(кредиты|скидк\w*)\s+(для\s+)?(стартап|студент)\w*")
 # a service level promised: uptime, an SLA, credits for downtime (no rule or entry states one)
 SLA = re.compile(r"(?i)\bsla\b|\buptime\b|\bап-?тайм\w*|\bгарант\w*\s+(\w+\s+)?(доступност|аптайм|работоспособност)\w*"
                  r"|\b(availability|uptime)\s+guarantee|\bguarantee\w*\s+(\w+\s+)?(uptime|availability)\b"

@@ -49,6 +49,9 @@ _GENERIC = frozenset({"training", "train", "inference", "model", "models", "size
                       "llms", "ml", "ai", "deep", "learning", "the", "a", "an", "s", "support", "usage", "use",
                       "full", "whole", "stage", "level", "version", "gen", "generation"})
 
+# how an offering is said beside its name ("spot pricing", "spot capacity"): the offering's own entry answers it
+_OFFERING = frozenset({"pricing", "price", "prices", "instance", "instances", "capacity"})
+
 
 def definition_subject(question: str) -> str | None:
     """The term a definition question asks about ("tensorrt" in "what is tensorrt?"), if it says one."""
@@ -115,6 +118,12 @@ def names_subject(subject: str, entries: Sequence[GlossaryEntry]) -> bool:
                 return True  # the name, and words that keep it the same thing
             if tokens and all(any(_same(a, t) for t in tokens) for a in asked):
                 return True  # part of the name ("paged" of PagedAttention is not asked alone often, "lora")
+            # "spot pricing", "spot capacity": the offering «Spot Instance» names (its name is an offering's too)
+            named, core = [a for a in asked if a not in _OFFERING], [t for t in tokens if t not in _OFFERING]
+            if named and core and len(core) < len(tokens) and len(named) < len(asked) \
+                    and all(any(_same(a, t) for t in core) for a in named) \
+                    and all(any(_same(t, a) for a in named) for t in core):
+                return True
     text = set(_TOKEN.findall(fold(" ".join(entry.passage() for entry in entries))))
     return all(any(_same(a, t) for t in text) for a in asked)
 

@@ -332,6 +332,9 @@ async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipelin
     ("какой у вас sla по аптайму?", "pipeline_sla"), ("what uptime do you guarantee on h100 nodes?", "pipeline_sla"),
     ("how much does runpod charge for an h100? are they cheaper than you?", "pipeline_other_provider"),
     ("write me a python script to scrape amazon", "pipeline_off_topic"),
+    # something for free: no rule or price states a trial, credits or a grant
+    ("is there a free trial", "pipeline_trial"), ("дайте тестовый доступ бесплатно", "pipeline_trial"),
+    ("do you offer free credits for startups?", "pipeline_trial"),
     # how long the work takes on the GPUs named: not a rental's length to ask for
     ("мне нужно обучить модель на 1 трлн токенов, сколько это займет на 8 h100", "pipeline_time_estimate"),
     ("how long will it take to train a 7b on 8 h100", "pipeline_time_estimate"),
@@ -652,3 +655,19 @@ async def test_a_spec_asked_of_gpus_named_in_the_plural_shows_their_figures(pipe
     reply = await pipeline.reply("h100s specs")
     assert isinstance(reply, CatalogReply) and "h100-sxm" in reply.intent.gpu_ids, reply
     assert "3,350" in render_text(reply, pipeline.data)
+
+
+@pytest.mark.parametrize("text", ["is spot safe for a 3 day training run?", "спот надёжный для обучения на неделю?"])
+async def test_whether_spot_can_be_relied_on_is_the_spot_rule(pipeline: ReplyPipeline, text: str) -> None:
+    """Spot capacity can be taken back at any moment: that is the answer, not a refusal."""
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, LifecycleReply) and reply.answer is not None and reply.answer.topic == "spot", reply
+
+
+@pytest.mark.parametrize(("text", "gpus"), [("why pick h100 pcie over sxm", ["h100-pcie", "h100-sxm"]),
+                                            ("should i go l40s over a100 for inference", ["l40s", "a100-80gb"])])
+async def test_one_gpu_preferred_over_another_is_a_comparison(pipeline: ReplyPipeline, text: str,
+                                                              gpus: list[str]) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CompareReply) and reply.comparison is not None, reply
+    assert sorted(spec.id for spec in reply.comparison.gpus) == sorted(gpus)

@@ -42,13 +42,15 @@ def test_the_subject_of_a_definition_question(question: str, subject: str | None
     ("diarizatsiya", "diarization"),  # Russian in Latin letters: not checked
     ("epok", "epoch"), ("kheckpoint", "checkpoint"),  # one sound, two spellings
     ("ZeRO stage 3", "zero"),  # a stage or a number after the name keeps it the same thing
+    ("spot pricing", "spot-instance"), ("spot capacity", "spot-instance"),  # an offering said by its price
 ])
 def test_a_concept_names_its_own_subject_in_any_spelling(subject: str, key: str) -> None:
     assert names_subject(subject, concept(key))
 
 
 @pytest.mark.parametrize(("subject", "key"), [("tensorrt", "tensor"), ("gradient clipping", "gradient"),
-                                              ("gradient clipping", "clip-vision"), ("wandb", "clip-vision")])
+                                              ("gradient clipping", "clip-vision"), ("wandb", "clip-vision"),
+                                              ("tensor pricing", "tensor")])
 def test_a_concept_whose_name_is_only_part_of_the_subject_does_not_name_it(subject: str, key: str) -> None:
     assert not names_subject(subject, concept(key))
 
