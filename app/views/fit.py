@@ -58,9 +58,9 @@ def result_json(result: FitResult, lang: Lang = "en") -> dict[str, Any]:
         "rentable": result.rentable,
         "gpu_name": result.gpu.name,
         "suggestions": [_suggestion_json(s) for s in result.suggestions],
-        "lighter": [{"mode": mode, "gpu": o.gpu_id, "count": o.count, "per_gpu_gib": round(o.per_gpu_gib, 2),
+        "lighter": [{"way": way, "gpu": o.gpu_id, "count": o.count, "per_gpu_gib": round(o.per_gpu_gib, 2),
                      "hourly_price": str(o.hourly_price) if o.hourly_price is not None else None}
-                    for mode, o in result.lighter],
+                    for way, o in result.lighter],
         "suggestion_lines": [_suggestion_line(result, s, lang) for s in result.suggestions],
     }
 
@@ -99,15 +99,23 @@ def _suggestion_line(result: FitResult, suggestion: Suggestion, lang: Lang) -> s
 
 
 def _lighter_lines(result: FitResult, lang: Lang, currency: str) -> list[str]:
-    """Full training asked with no GPU named: the cheapest configuration for LoRA and for QLoRA."""
+    """No GPU named: the cheapest configuration of each lighter way (LoRA, QLoRA; FP8 or AWQ weights)."""
     lines = []
-    for mode, option in result.lighter:
-        line = t(f"fit_suggest_{mode}", lang, count=option.count, gpu=option.gpu_name,
-                 per_gpu=f"{option.per_gpu_gib:.2f}")
+    for way, option in result.lighter:
+        if way in ("lora", "qlora"):
+            line = t(f"fit_suggest_{way}", lang, count=option.count, gpu=option.gpu_name,
+                     per_gpu=f"{option.per_gpu_gib:.2f}")
+        else:
+            line = t("fit_lighter_weights", lang, quant=WEIGHT_FORMATS[way].label, count=option.count,
+                     gpu=option.gpu_name, per_gpu=f"{option.per_gpu_gib:.2f}")
         if option.hourly_price is not None:
             line += " — " + t("fit_per_hour", lang, price=option.hourly_price, currency=currency)
         lines.append(line)
     return lines
+
+
+def _lighter_header(result: FitResult) -> str:
+    return "fit_lighter" if result.request.mode == "train" else "fit_lighter_serving"
 
 
 def _head(result: FitResult) -> str:
@@ -166,7 +174,7 @@ def fit_report(result: FitResult, lang: Lang = "en", currency: str = "USD") -> R
             align=("left", "right", "right", "right"),
             caption=t("fit_cheapest" if result.rentable else "fit_cheapest_rentable", lang)))
     if result.lighter:
-        blocks.append(Text(t("fit_lighter", lang), bold=True))
+        blocks.append(Text(t(_lighter_header(result), lang), bold=True))
         blocks.extend(Text(line) for line in _lighter_lines(result, lang, currency))
     blocks.extend(Text(note.render(lang), note=True) for note in result.notes)
     return Report(title=_head(result), blocks=tuple(blocks))
@@ -206,7 +214,7 @@ def render(result: FitResult, lang: Lang = "en", markup: Markup = PLAIN, currenc
                 price = " — " + t("fit_per_hour", lang, price=option.hourly_price, currency=currency)
             lines.append(text(f"  {option.count}× {option.gpu_name}{price}"))
     if result.lighter:
-        lines.append(bold(t("fit_lighter", lang)))
+        lines.append(bold(t(_lighter_header(result), lang)))
         lines.extend(text(f"  {line}") for line in _lighter_lines(result, lang, currency))
     lines.extend(text(f"• {note.render(lang)}") for note in result.notes)
     return "\n".join(lines)

@@ -70,6 +70,7 @@ class FitRequest:
     beam: int = 5
     count_given: bool = False
     training_asked: bool = False  # a training or LoRA asked of a model whose training is not computed here
+    quant_given: bool = False  # the weight format was asked ("в fp16", "awq"), not the model's default
 
     @property
     def effective_context(self) -> int:
@@ -114,6 +115,9 @@ class Option:
     hourly_price: Decimal | None
 
 
+LighterWay = Literal["lora", "qlora", "fp8", "awq"]
+# 16-bit weights served: what a cheaper configuration may use instead (vLLM serves both on the GPUs rented here)
+LIGHTER_FORMATS: tuple[Literal["fp8", "awq"], ...] = ("fp8", "awq")
 SuggestionKind = Literal["quant", "context", "kv_dtype", "gpus", "offload", "fsdp", "lora", "qlora"]
 
 
@@ -155,10 +159,11 @@ class FitResult:
     gpu_was_given: bool = True
     rentable: bool = True  # AnchorGPU rents this GPU (it has a price in prices.yaml)
     suggestions: list[Suggestion] = field(default_factory=list)
-    # full training asked with no GPU named («дообучить mistral 7b, какую карту брать»): the cheapest configuration
-    # for each lighter method (LoRA, QLoRA), since a 7B needs a 192 GB card for full training and a 24 GB one
-    # for LoRA; empty otherwise
-    lighter: list[tuple[Literal["lora", "qlora"], Option]] = field(default_factory=list)
+    # no GPU named and the heavy default taken: the cheapest configuration of each lighter way, where it costs less.
+    # Full training («дообучить mistral 7b, какую карту брать»): LoRA and QLoRA (a 7B needs a 192 GB card for full
+    # training, a 24 GB one for LoRA). Serving in 16 bits with no format asked ("cheapest way to serve qwen 2.5
+    # 72b?"): FP8 and 4-bit AWQ weights. Empty otherwise.
+    lighter: list[tuple[LighterWay, Option]] = field(default_factory=list)
 
     @property
     def headroom_bytes(self) -> float:
@@ -529,21 +534,28 @@ class FitEngine:
         result.cheapest = options[:3]
         if not result.fits:
             result.suggestions = self.suggestions(req, gpu, result)
-        if not gpu_given and req.mode == "train" and req.model.kind == "llm":
-            result.lighter = self.lighter_options(req)
+        if not gpu_given and req.model.kind == "llm":
+            result.lighter = self.lighter_options(req, result.cheapest[0] if result.cheapest else None)
         result.notes = self._notes(req, result)
         return result
 
-    def lighter_options(self, req: FitRequest) -> list[tuple[Literal["lora", "qlora"], Option]]:
-        """The cheapest configuration to train adapters instead (LoRA; QLoRA on a 4-bit base), each that fits."""
-        found: list[tuple[Literal["lora", "qlora"], Option]] = []
-        modes: tuple[Literal["lora", "qlora"], ...] = ("lora", "qlora")
-        for mode in modes:
-            adapters = replace(req, mode=mode, parallel=None, gpu=None, gpu_count=1,
-                               quant="nf4" if mode == "qlora" else req.quant)
-            best = self.cheapest(adapters, limit=1)
-            if best:
-                found.append((mode, best[0]))
+    def lighter_options(self, req: FitRequest, heavy: Option | None) -> list[tuple[LighterWay, Option]]:
+        """The cheapest configuration of each lighter way that fits and costs less than ``heavy`` (the request's
+        own cheapest): adapters instead of full training (LoRA; QLoRA on a 4-bit base), or, serving 16-bit
+        weights with no format asked, FP8 or 4-bit AWQ weights."""
+        ways: list[tuple[LighterWay, FitRequest]] = []
+        if req.mode == "train":
+            ways = [("lora", replace(req, mode="lora", parallel=None)),
+                    ("qlora", replace(req, mode="qlora", parallel=None, quant="nf4"))]
+        elif req.mode == "inference" and not req.quant_given and WEIGHT_FORMATS[req.quant].bits >= 16:
+            ways = [(quant, replace(req, quant=quant)) for quant in LIGHTER_FORMATS]
+        found: list[tuple[LighterWay, Option]] = []
+        for way, lighter in ways:
+            best = self.cheapest(replace(lighter, gpu=None, gpu_count=1), limit=1)
+            if not best or best[0].hourly_price is None:
+                continue
+            if heavy is None or heavy.hourly_price is None or best[0].hourly_price < heavy.hourly_price:
+                found.append((way, best[0]))
         return found
 
     # ---- what would make it fit ----

@@ -672,6 +672,7 @@ class RequestParser:
             default_quant = model.native_quant
         if model.kind == "asr":
             default_quant = "fp16"
+        quant_given = "quant" in opts
         quant = opts.pop("quant", default_quant)
         if mode == "qlora":
             quant = "nf4"
@@ -680,7 +681,7 @@ class RequestParser:
         if mode == "train" and quant not in ("bf16", "fp16", "fp32"):
             raise FitInputError("fit_err_train_quant", ["qlora", "lora", "train"], quant=quant)
         request = FitRequest(model=model, gpu=gpu, gpu_count=count or 1, mode=mode, quant=quant,
-                             count_given=count is not None, training_asked=training_asked)
+                             count_given=count is not None, training_asked=training_asked, quant_given=quant_given)
         return replace(request, **opts)
 
 

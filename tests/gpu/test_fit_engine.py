@@ -184,10 +184,29 @@ def test_full_training_with_no_gpu_named_also_prices_the_lighter_methods(service
         assert option.hourly_price < result.cheapest[0].hourly_price  # cheaper than full training's card
     text = render(result, "en")
     assert "Cheaper: train adapters" in text and "LoRA (frozen base" in text
-    assert [row["mode"] for row in result_json(result)["lighter"]] == ["lora", "qlora"]
+    assert [row["way"] for row in result_json(result)["lighter"]] == ["lora", "qlora"]
     # a GPU named, or adapters already asked: nothing added
     assert service.fit("mistral-7b train h200").lighter == []
     assert service.fit("mistral-7b lora").lighter == []
+
+
+def test_serving_in_16_bits_with_no_gpu_named_also_prices_compressed_weights(service: FitService) -> None:
+    """"cheapest way to serve qwen 2.5 72b?": a 192 GB card in BF16, one 48 GB card with 4-bit AWQ weights."""
+    result = service.fit("qwen2.5-72b")
+    ways = dict(result.lighter)
+    assert set(ways) == {"fp8", "awq"}
+    heavy = result.cheapest[0].hourly_price
+    assert heavy is not None
+    for way, option in result.lighter:
+        checked = service.fit(f"qwen2.5-72b {way} {option.gpu_id} x{option.count}")
+        assert checked.fits and checked.per_gpu.total / GIB == pytest.approx(option.per_gpu_gib, abs=0.01)
+        assert option.hourly_price is not None and option.hourly_price < heavy
+    assert "Cheaper with compressed weights" in render(result, "en")
+    # a format asked, a GPU named, or a model already cheapest in 16 bits: nothing added
+    assert service.fit("qwen2.5-72b fp16").lighter == []
+    assert service.fit("qwen2.5-72b 2xh100").lighter == []
+    assert all(option.hourly_price < result.cheapest[0].hourly_price  # type: ignore[operator]
+               for result in [service.fit("llama-3.1-8b")] for _, option in result.lighter)
 
 
 def test_missing_gpu_picks_cheapest_fitting(service: FitService) -> None:
