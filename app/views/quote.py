@@ -115,7 +115,7 @@ def quote_report(quote: Quote, lang: Lang, *, quote_id: str | None = None, repla
         rows = []
         for option in quote.options:
             mark = ""
-            mark = _option_mark(option, own, quote.currency, lang).strip(" ←")
+            mark = _option_mark(option, own, quote.currency, lang, quote.options).strip(" ←")
             rows.append((pricing_label(option.pricing, lang), number(Decimal(option.billable_hours), lang),
                          money(option.total, quote.currency, lang), mark))
         blocks.append(Table(headers=(t("rich_quote_pricing", lang), t("rich_quote_hours", lang),
@@ -132,12 +132,17 @@ def issued_report(issued: IssuedQuote, lang: Lang) -> Report:
     return quote_report(issued.quote, lang, quote_id=issued.quote_id, replayed=issued.replayed)
 
 
-def _option_mark(option: QuoteOption, own: Decimal, currency: str, lang: Lang) -> str:
-    """"← cheapest, saves …" on the cheapest way that runs to the end; what spot saves, if not interrupted."""
+def _option_mark(option: QuoteOption, own: Decimal, currency: str, lang: Lang,
+                 options: Sequence[QuoteOption] = ()) -> str:
+    """"← cheapest, saves …" on the cheapest way that runs to the end ("without interruptions" when a spot line
+    below costs less, so that the mark does not sit on a higher number unexplained); what spot saves, if not
+    interrupted."""
     saving = own - option.total
     if option.cheapest:
-        return (t("quote_option_saving", lang, saving=money(saving, currency, lang)) if saving
-                else t("quote_option_cheapest", lang))
+        qualified = any(other.pricing == "spot" and other.total < option.total for other in options)
+        suffix = "_uninterrupted" if qualified else ""
+        return (t(f"quote_option_saving{suffix}", lang, saving=money(saving, currency, lang)) if saving
+                else t(f"quote_option_cheapest{suffix}", lang))
     if option.pricing == "spot" and saving > 0:
         return t("quote_option_spot_saving", lang, saving=money(saving, currency, lang))
     return ""
@@ -158,7 +163,7 @@ def render_options(quote: Quote, lang: Lang) -> list[str]:
     own = quote.options[0].total
     lines = [t("quote_options_title", lang)]
     for option in quote.options:
-        mark = _option_mark(option, own, quote.currency, lang)
+        mark = _option_mark(option, own, quote.currency, lang, quote.options)
         lines.append("• " + t("quote_option_line", lang, pricing=pricing_label(option.pricing, lang),
                               hours=number(Decimal(option.billable_hours), lang),
                               total=money(option.total, quote.currency, lang)) + mark)

@@ -35,8 +35,9 @@ def test_a_month_on_demand_is_compared_with_the_30_day_term() -> None:
     text_ru = render_quote(month, "ru")
     nbsp = "\u00a0"  # Russian groups thousands with a no-break space
     assert f"17{nbsp}222,40 USD" in text_ru
-    assert f"12{nbsp}916,80 USD ← дешевле всего, экономия 4{nbsp}305,60 USD" in text_ru
-    assert "12,916.80 USD ← cheapest, saves 4,305.60 USD" in render_quote(month, "en")
+    # spot costs less still, so the mark says what the term is the cheapest of
+    assert f"12{nbsp}916,80 USD ← дешевле всего без прерываний, экономия 4{nbsp}305,60 USD" in text_ru
+    assert "12,916.80 USD ← cheapest without interruptions, saves 4,305.60 USD" in render_quote(month, "en")
 
 
 def options(text: str) -> list[tuple[str, int, Decimal, bool]]:
@@ -50,7 +51,7 @@ def test_days_are_compared_with_day_terms() -> None:
         ("spot", 72, Decimal("272.16"), False),  # 2 × 72 × 1.89: cheaper still, but it may be interrupted
         ("committed", 72, Decimal("409.02"), True)]
     text = render_quote(quote("h100 x2 3 days"), "en")
-    assert "committed term, 72 h: 409.02 USD ← cheapest, saves 21.54 USD" in text
+    assert "committed term, 72 h: 409.02 USD ← cheapest without interruptions, saves 21.54 USD" in text
     assert "spot (interruptible), 72 h: 272.16 USD ← saves 158.40 USD if spot is not interrupted" in text
     assert "add “committed” to the request" in text and "add “spot” to the request" in text
     # 23 hours cost more on demand (68.77) than the day term that covers 24 of them (68.17)
@@ -95,3 +96,9 @@ def test_options_survive_storage_and_are_added_after_the_contract_keys() -> None
     legacy = quote_to_payload(month)
     del legacy["options"]  # a quote stored before the comparison existed
     assert quote_from_payload(legacy).options == ()
+
+
+def test_with_no_cheaper_spot_the_cheapest_way_is_marked_plainly() -> None:
+    """The A10 has no spot price: the term is the cheapest of all, said without a qualifier."""
+    text = render_quote(quote("a10 x2 1 week"), "en")
+    assert "← cheapest, saves" in text and "without interruptions" not in text
