@@ -133,6 +133,27 @@ def elliptical_subject(question: str) -> str | None:
     return match.group("rest").strip(" ,.:;«»\"'") or None
 
 
+# "а чем они отличаются?", "what's the difference between them?", «в чём разница?»: the two things asked just before
+_THEIR_DIFFERENCE = re.compile(
+    r"(?i)^\W*(?:(?:а|и|ну|так|and|so|ok|okay),?\s+)?(?:(?:чем|в\s+ч[её]м)\s+(?:же\s+)?(?:они|эти\s+(?:две|два)\s+\w+)"
+    r"\s+(?:отличаются|различаются|разные)|в\s+ч[её]м\s+(?:же\s+)?(?:у\s+них\s+)?разница(?:\s+между\s+ними)?"
+    r"|(?:какая|и\s+какая)\s+(?:между\s+ними\s+)?разница(?:\s+между\s+ними)?|это\s+(?:одно\s+и\s+то\s+же|разные\s+вещи)"
+    r"|what'?s\s+the\s+difference(?:\s+between\s+(?:them|the\s+two|these|those))?|how\s+(?:are|do)\s+they\s+differ(?:ent)?"
+    r"|(?:are\s+they|is\s+it)\s+the\s+same(?:\s+thing)?|difference\s*)\s*\??\s*$")
+
+
+def their_difference(question: str, earlier: Sequence[str]) -> str | None:
+    """A comparison asked with a pronoun ("а чем они отличаются?") after two questions about one thing each
+    («что такое lora», «а qlora?»): the same comparison with both named, or None. ``earlier``: the user's
+    questions before this one, newest first."""
+    if not _THEIR_DIFFERENCE.match(" ".join(question.split())) or len(earlier) < 2:
+        return None
+    newer, older = (own_subject(text) or elliptical_subject(text) for text in earlier[:2])
+    if not newer or not older or newer.lower() == older.lower():
+        return None
+    return f"чем {older} отличается от {newer}?"
+
+
 def is_definition_question(question: str) -> bool:
     return bool(_DEFINITION.search(question) or _DEFINITION_TAIL.search(question))
 

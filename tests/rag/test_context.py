@@ -10,6 +10,7 @@ from rag.context import (
     is_definition_question,
     looks_like_follow_up,
     resolve_comparison,
+    their_difference,
 )
 from rag.glossary import load_glossary
 from rag.retrieval.retriever import HybridRetriever
@@ -185,3 +186,24 @@ def test_what_is_asked_of_one_thing_two_ways_is_no_comparison(question: str) -> 
 
     retriever = shared_retriever()
     assert resolve_comparison(retriever, retriever.entries, question) is None
+
+
+@pytest.mark.parametrize(("question", "earlier", "named"), [
+    ("а чем они отличаются?", ["а qlora?", "что такое lora"], "чем lora отличается от qlora?"),
+    ("what's the difference?", ["and fsdp?", "what is ddp"], "чем ddp отличается от fsdp?"),
+    ("в чём разница между ними", ["что такое fp16?", "что такое bf16"], "чем bf16 отличается от fp16?"),
+    ("are they the same thing?", ["what is top-p", "what is top-k"], "чем top-k отличается от top-p?"),
+])
+def test_a_comparison_asked_with_a_pronoun_names_the_two_things_asked_before(question: str, earlier: list[str],
+                                                                             named: str) -> None:
+    assert their_difference(question, earlier) == named
+
+
+@pytest.mark.parametrize(("question", "earlier"), [
+    ("а чем они отличаются?", ["что такое lora"]),  # one thing asked before: nothing to compare it with
+    ("а чем они отличаются?", ["сколько стоит h100?", "что такое lora"]),  # the newer asks no thing
+    ("чем lora отличается от qlora?", ["а fsdp?", "что такое ddp"]),  # the question names its own sides
+    ("what's the difference?", ["what is lora?", "what is lora"]),  # the same thing twice
+])
+def test_no_pronoun_comparison_without_two_things_asked(question: str, earlier: list[str]) -> None:
+    assert their_difference(question, earlier) is None

@@ -8,6 +8,7 @@ from app.views.answer import answer_text
 from infra.settings import REPO_ROOT
 from rag.answering.answerer import Answerer
 from rag.answering.events import Answer, Done
+from rag.answering.prompt import Turn
 from rag.context import resolve_comparison
 from rag.glossary import GlossaryEntry, load_glossary
 from rag.subject import definition_subject, names_subject, own_subject
@@ -102,3 +103,14 @@ def test_a_head_word_the_sides_share_is_read_into_the_left_one(question: str, le
 def test_a_question_s_own_subject_is_not_a_pronoun(question: str, subject: str | None) -> None:
     # «…и зачем он нужен?»: "он" is the question's own subject, not the turn before (rag.context)
     assert own_subject(question) == subject
+
+
+async def test_a_comparison_asked_with_a_pronoun_quotes_both_things_asked_before() -> None:
+    """«что такое lora», «а qlora?», «а чем они отличаются?»: both entries, not QLoRA and its neighbours."""
+    answerer = Answerer(shared_retriever(), None, generate=False)
+    history = [Turn("user", "что такое lora"), Turn("assistant", "…"), Turn("user", "а qlora?"),
+               Turn("assistant", "…")]
+    events = [event async for event in answerer.answer("а чем они отличаются?", None, history=history)]
+    assert isinstance(events[-1], Done)
+    answer = events[-1].answer
+    assert [entry.concept for entry in answer.sources] == ["lora", "qlora"], answer.sources
