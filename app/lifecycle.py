@@ -217,6 +217,11 @@ RENT_HOW = _re(r"\bкак\s+(\w+\s+){0,2}(арендова|взять\s+(\w+\s+)
                r"через\s+сколько\s+(\w+\s+){0,4}(получ|доступ|запуст|выда|будет\s+готов|заработа)\w*")
 
 
+# money back for time not used («вернёте деньги?», "do i get a refund for unused days?")
+_REFUND = (r"\brefund|money\s+back|\bunused\s+(time|hours?|days?)|\bprorat"
+           r"|возвра\w*\s+(\w+\s+){0,3}?(деньг|средств|оплат)|"
+           r"верн[её]т\w*\s+(\w+\s+){0,2}?(деньг|средств)|неиспользованн\w*\s+(час|врем|дн|сут|срок)")
+REFUND = _re(_REFUND)
 # how time is billed: the unit, rounding, the shortest rental, a double charge
 BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+partial|partial))|"
               r"\bpartial\s+hours?|\bstarted\s+hours?|"
@@ -244,8 +249,7 @@ BILLING = _re(r"\bbill(ed|ing)?\b|\bcharg\w*\s+(per|by|for\s+(each|every|a\s+par
               r"by\s+the\s+month)|(плат\w*|оплач\w*|спис\w*)\s+(помесячно|ежемесячно|понедельно|вперёд|вперед|заранее|"
               r"раз\s+в\s+месяц|каждый\s+месяц)|(помесячн|ежемесячн|предварительн)\w*\s+оплат|предоплат|"
               # money back for time not used
-              r"\brefund|money\s+back|\bunused\s+(time|hours?|days?)|\bprorat|возвра\w*\s+(\w+\s+){0,3}?(деньг|средств|оплат)|"
-              r"верн[её]т\w*\s+(\w+\s+){0,2}?(деньг|средств)|неиспользованн\w*\s+(час|врем|дн|сут|срок)")
+              + _REFUND)
 # spot capacity being taken back
 SPOT = _re(r"\bспот\w*|\bspot\b|прерываем|interruptib|preemptib")
 # whether spot can be relied on ("is spot safe for a 3 day training run?", «спот надёжный для обучения?»): it can be

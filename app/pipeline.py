@@ -42,6 +42,7 @@ from app.followup import (
 from app.intents import AT_LEAST, MEMORY_SIZE, Intent, IntentClassifier, spec_fields_asked
 from app.lifecycle import (
     DATA,
+    REFUND,
     STOP_RULE,
     BillingTopic,
     LifecycleTopic,
@@ -470,7 +471,10 @@ class ReplyPipeline:
                 and (money or words.rental or slots.count is not None or sem in ("quote", "price")):
             return Decision("quote")
         rented = words.rental or slots.count is not None or sem in ("quote", "price", None)
-        if has_gpu and has_duration and not words.single_hour_rate(slots) and (
+        # «арендую h100 на месяц, если через неделю станет не нужно, вернёте деньги?»: the rental is the context of a
+        # refund asked, which the billing rule answers (a quote of the month would not)
+        refund_asked = REFUND.search(text) is not None and not words.calculate
+        if has_gpu and has_duration and not words.single_hour_rate(slots) and not refund_asked and (
                 money or (not has_model and (topic is None or topic == "rent") and rented)):
             return Decision("quote")
         off_topic = sem == "off_topic" and words.lead(sem) >= CLEAR_MARGIN

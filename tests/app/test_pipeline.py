@@ -671,3 +671,13 @@ async def test_one_gpu_preferred_over_another_is_a_comparison(pipeline: ReplyPip
     reply = await pipeline.reply(text)
     assert isinstance(reply, CompareReply) and reply.comparison is not None, reply
     assert sorted(spec.id for spec in reply.comparison.gpus) == sorted(gpus)
+
+
+@pytest.mark.parametrize("text", ["арендую h100 на месяц, если мне через неделю станет не нужно, вернёте деньги?",
+                                  "if i rent 2 a100 for a week and stop after 3 days, do i get a refund?"])
+async def test_money_back_for_a_rental_described_is_the_rule_not_a_quote_of_it(pipeline: ReplyPipeline,
+                                                                               text: str) -> None:
+    """The rental is the refund's context, not a quote to compute; with its paid period named, the rule on
+    stopping a paid period answers (as for "I rented for a month, if I stop it do I get a refund?")."""
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.intent.kind == "rule" and reply.intent.rules, reply
