@@ -275,6 +275,9 @@ def read_duration(text: str) -> Duration | None:
     duration, _ = extract_duration(tokenize(masked))
     if duration is None or duration.hours <= 0:
         return None
+    if len(duration.parts) > 1 and len(set(duration.parts)) == 1:
+        # "for a weekend hackathon, so like 2 days": the same length said twice is one length, not their sum
+        return Duration(duration.parts[:1])
     return duration
 
 

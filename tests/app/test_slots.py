@@ -56,6 +56,10 @@ def test_slots_of_customer_messages(text: str, expected: dict[str, object]) -> N
      {"gpus": ["h100-sxm"], "count": 2, "hours": 72, "pricing": "on-demand"}),
     ("2 h200 for a week, without any reservation", {"gpus": ["h200"], "count": 2, "hours": 168}),
     ("сколько стоит восьмерка h200 на сутки", {"gpus": ["h200"], "count": 8, "hours": 24}),
+    # the same length said twice is one length; two different ones add up
+    ("need 3 rtx 4090 for a weekend hackathon, so like 2 days, whats the total cost?",
+     {"gpus": ["rtx-4090"], "count": 3, "hours": 48}),
+    ("2 h100 на 1 неделю и 2 дня", {"gpus": ["h100-sxm"], "count": 2, "hours": 216}),
 ])
 def test_slots_written_the_way_customers_write(text: str, expected: dict[str, object]) -> None:
     assert read_slots(text, FIT).to_json() == expected
