@@ -650,7 +650,8 @@ class ReplyPipeline:
         if has_gpu and ((sem == "price" and words.lead(sem) >= CLEAR_MARGIN) or HAVE_YOU.search(text)) \
                 and not spec_fields_asked(text):
             return Decision("price")  # «есть ли b200?»: whether and at what price it is rented
-        if words.availability and (has_gpu or sem == "price"):
+        # "is nvlink available on your h100s?": a figure of the GPU asked, not whether it is rented
+        if words.availability and (has_gpu or sem == "price") and not (has_gpu and spec_fields_asked(text)):
             return Decision("price")
         # a model alone is a fit question when asked as one ("flux capacitor" names a model's family, no more)
         if has_model and (words.fit or (sem == "fit" and words.lead(sem) >= CLEAR_MARGIN)):

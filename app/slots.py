@@ -272,7 +272,8 @@ def loose_count(text: str) -> int | None:
 def read_duration(text: str) -> Duration | None:
     """A rental length written anywhere in the text; a rate ("в час", "per hour") is not one."""
     masked = _WHEN.sub(" ", _RATE.sub(" ", text))
-    duration, _ = extract_duration(tokenize(masked))
+    # "for a month: 2 a100 or 1 h200": a unit before a colon or a full stop is still the unit
+    duration, _ = extract_duration([token.rstrip(":.!?") or token for token in tokenize(masked)])
     if duration is None or duration.hours <= 0:
         return None
     if len(duration.parts) > 1 and len(set(duration.parts)) == 1:

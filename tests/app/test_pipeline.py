@@ -681,3 +681,19 @@ async def test_money_back_for_a_rental_described_is_the_rule_not_a_quote_of_it(p
     stopping a paid period answers (as for "I rented for a month, if I stop it do I get a refund?")."""
     reply = await pipeline.reply(text)
     assert isinstance(reply, CatalogReply) and reply.intent.kind == "rule" and reply.intent.rules, reply
+
+
+async def test_an_interconnect_asked_as_available_is_the_gpus_spec(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("gm! quick q — is nvlink available on your h100s?")
+    assert isinstance(reply, CatalogReply) and reply.intent.kind == "gpu_spec", reply
+    assert "interconnect" in reply.intent.spec_fields
+    available = await pipeline.reply("is the h200 available?")
+    assert isinstance(available, CatalogReply) and available.intent.kind == "price", available
+
+
+async def test_two_configurations_asked_which_costs_less_for_a_month_before_a_colon_are_both_priced(
+        pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("what's cheaper for a month: 2 a100 80gb or 1 h200?")
+    assert isinstance(reply, QuoteReply), reply
+    shown = render_text(reply, pipeline.data)
+    assert "2 × NVIDIA A100 80GB" in shown and "1 × NVIDIA H200" in shown and "1 month" in shown
