@@ -452,6 +452,8 @@ class ReplyPipeline:
             return Decision("refusal", refusal="versions", about=words.version_trouble)
         if words.release and not has_gpu and not has_model and not has_duration:
             return Decision("refusal", refusal="releases")
+        if slots.fractional_count and has_gpu:
+            return Decision("lifecycle", lifecycle="whole_gpus")  # "1.5 h100 for 3 hours": rentals are whole GPUs
         if slots.years is not None and not has_duration and (has_gpu or money or words.rental):
             return Decision("quote")  # "for 500 years": the quote engine's limit says why not
         # a closed model's memory or a GPU to run it («сколько видеопамяти нужно для gpt-4o»): the fit says why

@@ -71,6 +71,7 @@ class Slots:
     pricing: Pricing | None = None
     placement_id: str | None = None
     loose_count: int | None = None  # "16 карт", "8 cards": a count written apart from any GPU name
+    fractional_count: bool = False  # "1.5 h100": part of a GPU asked for (rentals are whole GPUs)
     fit: ParsedRequest | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -214,6 +215,26 @@ def gpus_named(text: str, catalog: GPUCatalog) -> list[GpuSlot]:
     return found
 
 
+# a model's version before a GPU ("qwen 2.5 a100 потянет?") is no count of it
+_MODEL_FAMILIES = frozenset({"qwen", "llama", "gemma", "mistral", "mixtral", "phi", "deepseek", "glm", "kimi", "flux",
+                             "sd", "sdxl", "whisper", "gpt", "yi", "falcon", "qwq", "claude", "gemini", "v"})
+# a count with a fraction, the word before it and the name after it ("1.5 h100", «2,5 x a100»)
+_FRACTION = re.compile(r"(?i)(?:^|(?P<before>[^\W\d_]+)\s+|\s)(?P<amount>\d+[.,]\d+)\s*(?:[xх×*]\s*)?(?P<name>[\w-]+)")
+
+
+def fractional_count(text: str, catalog: GPUCatalog) -> bool:
+    """A count with a fraction right before a GPU name ("1.5 h100", «2,5 x a100»): part of a GPU asked for."""
+    for match in _FRACTION.finditer(text[:2000]):
+        if float(match.group("amount").replace(",", ".")).is_integer():
+            continue
+        if (match.group("before") or "").lower() in _MODEL_FAMILIES:
+            continue  # "qwen 2.5 a100": the model's version
+        name = match.group("name").lower()
+        if catalog.find(name) is not None or (name.endswith("s") and catalog.find(name[:-1]) is not None):
+            return True
+    return False
+
+
 def _add(found: list[GpuSlot], spec: GPUSpec, count: int | None) -> None:
     if all(slot.id != spec.id for slot in found):
         found.append(GpuSlot(spec.id, spec.name, count))
@@ -351,4 +372,5 @@ def read_slots(text: str, fit: FitService) -> Slots:
     return Slots(gpus=gpus, model=model, model_name=model_name, duration=duration, years=read_years(text),
                  pricing=read_pricing(text, duration is not None),
                  placement_id=placement.group(1).upper() if placement else None, loose_count=loose_count(text),
+                 fractional_count=fractional_count(text, catalog),
                  fit=parsed)

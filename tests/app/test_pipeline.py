@@ -697,3 +697,17 @@ async def test_two_configurations_asked_which_costs_less_for_a_month_before_a_co
     assert isinstance(reply, QuoteReply), reply
     shown = render_text(reply, pipeline.data)
     assert "2 × NVIDIA A100 80GB" in shown and "1 × NVIDIA H200" in shown and "1 month" in shown
+
+
+@pytest.mark.parametrize("text", ["how much is 1.5 h100 for 3 hours", "сколько стоит 2,5 x a100 на день"])
+async def test_a_fractional_gpu_count_is_answered_with_whole_gpus_not_quoted_rounded(pipeline: ReplyPipeline,
+                                                                                     text: str) -> None:
+    """1.5 GPUs had been quoted as one, and «2,5 x a100» as five: rentals are whole GPUs, said so."""
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, LifecycleReply) and reply.answer is not None \
+        and reply.answer.topic == "whole_gpus", reply
+
+
+async def test_a_models_version_before_a_gpu_is_no_fraction_of_it(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("qwen 2.5 a100 потянет?")
+    assert not isinstance(reply, LifecycleReply), reply
