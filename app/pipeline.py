@@ -811,8 +811,10 @@ class ReplyPipeline:
             options = []
             for gpu in asked:
                 # "8 A100 или 4 H100": each its own count; "A100 или H100 на месяц, 4 штуки": the one said
-                count = gpu.count or (slots.count if len(asked) == 1 or slots.loose_count or not slots.gpus
-                                      else None) or 1
+                # (a count of 0 is written as said, so that the quote engine refuses it: "0 h100" is no one GPU)
+                said = gpu.count if gpu.count is not None else (
+                    slots.count if len(asked) == 1 or slots.loose_count is not None or not slots.gpus else None)
+                count = said if said is not None else 1
                 request_text = f"{gpu.id} x{count} {_duration_text(slots)}"
                 if slots.pricing is not None:
                     request_text += f" {slots.pricing.value}"

@@ -711,3 +711,8 @@ async def test_a_fractional_gpu_count_is_answered_with_whole_gpus_not_quoted_rou
 async def test_a_models_version_before_a_gpu_is_no_fraction_of_it(pipeline: ReplyPipeline) -> None:
     reply = await pipeline.reply("qwen 2.5 a100 потянет?")
     assert not isinstance(reply, LifecycleReply), reply
+
+
+async def test_zero_gpus_are_refused_not_quoted_as_one(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("0 h100 for a week")
+    assert isinstance(reply, QuoteReply) and reply.error is not None and reply.quote is None, reply
