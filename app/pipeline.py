@@ -74,7 +74,8 @@ from app.translit import latin_words, russian_in_latin, to_cyrillic
 from app.words import CONCEPT_ASKED, HAVE_YOU, LISTING, NAMING, OUR_PRICES, QUOTED, TECHNIQUE, Signals, asked_clauses
 from gpu.compare import aspect_asked, compare_gpus, fastest_rented
 from gpu.data import GpuData
-from gpu.fit.largest import family_named, largest_fitting
+from gpu.fit.architectures import ModelSpec
+from gpu.fit.largest import family_named, language_models, largest_fitting
 from gpu.fit.request import CLOSED_MODEL, FitInputError
 from gpu.fit.service import FitService
 from gpu.quote.duration import format_amount
@@ -113,6 +114,8 @@ ABOUT_THE_BOT = re.compile(r"(?i)(\bis\s+this\s+(the\s+|an?\s+)?([\w-]+\s+){0,3}
                            r"|\bкто\s+(ты|вы)\b)")
 MAX_FOLLOW_UP_CHAIN = 3  # «а на месяц?» then «а если 4?» then «а спот?»: each changes the one before
 COMMON_MODELS = ("llama-3.1-8b", "qwen2.5-32b", "llama-3.1-70b", "deepseek-r1")
+MAX_FAMILY_OPTIONS = 5  # the sizes of a family offered when it is named with none
+_VARIANT = re.compile(r"-(coder|vl|distill)\b")
 
 Route = Literal["fit", "quote", "clarify", "price", "compare", "spec", "rule", "lifecycle", "smalltalk",
                 "glossary", "refusal"]
@@ -842,6 +845,26 @@ class ReplyPipeline:
         except FitInputError as exc:
             return FitReply(text, lang, routing, error=exc, currency=currency)
 
+    def _family_sizes(self, text: str) -> list[ModelSpec]:
+        """A family named with no size («потянет ли 3090 квен?», "llama 3.1 on an h100"): a spread of its sizes,
+        smallest first (of the version named, when one is), as the answers to "which model?"."""
+        text = normalise(text)
+        family = family_named(self.fit, text)
+        if family is None:
+            return []
+        # the general models: a coder, vision or distilled variant is offered when asked for by name, not here
+        models = sorted((model for model in language_models(self.fit, family)
+                         if not _VARIANT.search(model.id)), key=lambda model: (model.params, model.id))
+        version = re.search(rf"(?i)\b{re.escape(family)}\s*-?\s*(\d+(?:\.\d+)?)\b(?!\s*[bmkBMK]\b)", text)
+        if version is not None:
+            named = [model for model in models if re.match(rf"{re.escape(family)}-?{re.escape(version.group(1))}-",
+                                                            model.id)]
+            models = named or models
+        if len(models) <= MAX_FAMILY_OPTIONS:
+            return models
+        step = (len(models) - 1) / (MAX_FAMILY_OPTIONS - 1)
+        return [models[round(index * step)] for index in range(MAX_FAMILY_OPTIONS)]
+
     def _clarify(self, text: str, lang: Lang, routing: Routing, missing: Missing) -> ClarifyReply:
         slots = routing.slots
         known = ""
@@ -856,8 +879,9 @@ class ReplyPipeline:
             options = tuple(ClarifyOption(self.data.gpus.get(gpu_id).name.replace("NVIDIA ", ""), gpu_id)
                             for gpu_id in rentable)
         else:
-            options = tuple(ClarifyOption(self.data.models.get(model_id).name, model_id)
-                            for model_id in COMMON_MODELS if self.data.models.find(model_id) is not None)
+            models = self._family_sizes(text) or [self.data.models.get(model_id) for model_id in COMMON_MODELS
+                                                  if self.data.models.find(model_id) is not None]
+            options = tuple(ClarifyOption(model.name, model.id) for model in models)
         route: Literal["quote", "fit"] = "fit" if missing == "model" else "quote"
         count = slots.count if missing == "gpu" and not slots.gpus and (slots.count or 0) > 1 else None
         return ClarifyReply(text, lang, routing, route=route, missing=missing, known=known, count=count,

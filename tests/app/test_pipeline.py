@@ -716,3 +716,16 @@ async def test_a_models_version_before_a_gpu_is_no_fraction_of_it(pipeline: Repl
 async def test_zero_gpus_are_refused_not_quoted_as_one(pipeline: ReplyPipeline) -> None:
     reply = await pipeline.reply("0 h100 for a week")
     assert isinstance(reply, QuoteReply) and reply.error is not None and reply.quote is None, reply
+
+
+@pytest.mark.parametrize(("text", "family"), [("потянет ли 3090 квен?", "qwen"),
+                                              ("can i run llama on a 4090?", "llama"),
+                                              ("llama 3.1 on an h100, will it run?", "llama-3.1")])
+async def test_a_family_named_with_no_size_is_asked_which_of_its_sizes(pipeline: ReplyPipeline, text: str,
+                                                                       family: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, ClarifyReply) and reply.missing == "model", reply
+    ids = [option.value for option in reply.options]
+    assert 2 <= len(ids) <= 5 and all(model_id.startswith(family) for model_id in ids), ids
+    sizes = [pipeline.data.models.get(model_id).params for model_id in ids]
+    assert sizes == sorted(sizes)  # smallest first
