@@ -245,13 +245,19 @@ def concept_entries(entries: Sequence[GlossaryEntry], concept: str) -> list[Glos
 
 
 def resolve_comparison(retriever: Retriever, all_entries: Sequence[GlossaryEntry], question: str,
-                       previous: str | None = None) -> Comparison | None:
+                       previous: str | None = None, *, earlier: Sequence[str] = ()) -> Comparison | None:
     """Both sides of a comparison question, each resolved to a glossary concept: their own entries and
     the comparison entries naming both. A side with no entry of its own ("RAG" is only named by "RAG и
     fine-tuning") is answered by the comparison entry alone. A side the glossary knows nothing of
     ("safetensors" in «чем GGUF отличается от safetensors?») is ``missing``: the other side is still quoted,
     never left to the model, which attributes one side's words to the other. ``previous``: the question a
-    follow-up comes after, for a side that points back to it ("а чем она отличается от QLoRA?")."""
+    follow-up comes after, for a side that points back to it ("а чем она отличается от QLoRA?"); ``earlier``: the
+    user's questions before, newest first, for a pronoun comparison («а чем они отличаются?», their_difference)."""
+    both = their_difference(question, earlier)
+    if both is not None:
+        question, previous = both, None
+    elif previous is None and earlier:
+        previous = earlier[0]
     sides = comparison_sides(question)
     if sides is None:
         return None

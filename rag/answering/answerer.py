@@ -72,7 +72,6 @@ from rag.context import (
     is_definition_question,
     looks_like_follow_up,
     resolve_comparison,
-    their_difference,
 )
 from rag.glossary import GlossaryEntry
 from rag.language import Lang, detect_lang
@@ -199,9 +198,8 @@ class Answerer:
         if entries is None or missing:  # «как экспортировать в onnx…»: no answer is about what the glossary lacks
             yield Done(refusal(lang, names_missing(missing)) if missing else refusal(lang))
             return
-        earlier = [turn.text for turn in reversed(history) if turn.role == "user"]
-        extractive = await self._extractive(question, entries, lang, started, follow_up=bool(history)
-                                            and looks_like_follow_up(question), previous=last_user, earlier=earlier)
+        extractive = await self._extractive(question, entries, lang, started, bool(history) and looks_like_follow_up(
+            question), [turn.text for turn in reversed(history) if turn.role == "user"])  # the user's, newest first
         if extractive is not None:
             yield Done(await self._remember(conversation_key, question, extractive))
             return
@@ -263,17 +261,13 @@ class Answerer:
         return self._fallback(question, entries, lang, "fallback", RECOVERED)
 
     async def _extractive(self, question: str, entries: list[GlossaryEntry], lang: Lang, started: float,
-                          follow_up: bool, previous: str | None = None, earlier: Sequence[str] = ()
-                          ) -> Answer | None:
+                          follow_up: bool, asked: Sequence[str] = ()) -> Answer | None:
         """A comparison or a definition is answered with the glossary's own sentences; so is an elliptical
-        follow-up of a definition ("а FSDP?" after "что такое DDP?"). ``previous``: the user's last question
-        (a comparison side may point back to it: "а чем она отличается от QLoRA?"); ``earlier``: the user's
-        questions before this one, newest first ("а чем они отличаются?" compares the last two things asked)."""
+        follow-up of a definition ("а FSDP?" after "что такое DDP?"). ``asked``: the user's questions before
+        this one, newest first (a comparison may point back to them: "а чем она отличается от QLoRA?")."""
         header = [VERBATIM]
-        both = their_difference(question, earlier)
-        comparison = await asyncio.to_thread(resolve_comparison, self.retriever, self.entries, both or question,
-                                             None if both else previous)
-        subject = elliptical_subject(question) if previous and is_definition_question(previous) else None
+        comparison = await asyncio.to_thread(resolve_comparison, self.retriever, self.entries, question, earlier=asked)
+        subject = elliptical_subject(question) if asked and is_definition_question(asked[0]) else None
         if comparison is not None:
             quotes = comparison_quotes(comparison)
             if comparison.missing:
