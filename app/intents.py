@@ -255,9 +255,8 @@ class IntentClassifier:
         covered: list[str] = []
         for candidate in candidates:
             spec = catalog.find(candidate)
-            if spec is None and candidate.endswith("s") and len(candidate) > 3:  # "4 a100s": the A100, plural
-                spec = catalog.find(candidate[:-1])
-                candidate = candidate[:-1] if spec is not None else candidate
+            if spec is None and (spec := catalog.find_named(candidate)) is not None:
+                candidate = candidate[:-1]  # "4 a100s": the A100, in the plural
             if spec is None or spec.id in found or any(candidate in longer for longer in covered):
                 continue
             found[spec.id] = (spec, candidate)

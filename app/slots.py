@@ -179,13 +179,7 @@ def gpus_named(text: str, catalog: GPUCatalog) -> list[GpuSlot]:
     """Every GPU the text names, in order, each with its count; «a100 40gb или 80gb» names two."""
     tokens = _tokens(text)[:MAX_SCANNED_TOKENS]
 
-    def find(name: str) -> GPUSpec | None:
-        """A catalog name, or its plural ("h100s", "4090s"; "l40s" is a GPU of its own)."""
-        spec = catalog.find(name)
-        if spec is None and name.endswith("s") and any(ch.isdigit() for ch in name):
-            spec = catalog.find(name[:-1])
-        return spec
-
+    find = catalog.find_named
     found: list[GpuSlot] = []
     previous: GPUSpec | None = None
     i = 0
@@ -229,8 +223,7 @@ def fractional_count(text: str, catalog: GPUCatalog) -> bool:
             continue
         if (match.group("before") or "").lower() in _MODEL_FAMILIES:
             continue  # "qwen 2.5 a100": the model's version
-        name = match.group("name").lower()
-        if catalog.find(name) is not None or (name.endswith("s") and catalog.find(name[:-1]) is not None):
+        if catalog.find_named(match.group("name").lower()) is not None:
             return True
     return False
 

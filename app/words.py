@@ -183,7 +183,8 @@ TAX = re.compile(r"(?i)(\bналог\w*|\bусн\b|\bндфл\b|\bбухгалт
                  r"|\btax(es|ed|ation)?\b|\bdeduct\w*|\baccountant\w*|\bbookkeep\w*|\bdepreciat\w*)")
 # something for free asked of us: a trial, credits, a grant, a startup programme (no rule or price states one)
 TRIAL = re.compile(r"(?i)\bfree\s+(trial|credits?|tier|hours?|test\w*|access|gpu\s+hours?)\b"
-                   r"|\btrial\s+(period|access|run|credits?)|\b(is|are)\s+there\s+(a|any)\s+(free\s+)?trial|\bpromo\s*codes?\b|\bcredits?\s+for\s+(startups?|students?)"
+                   r"|\btrial\s+(period|access|run|credits?)|\b(is|are)\s+there\s+(a|any)\s+(free\s+)?trial"
+                   r"|\bpromo\s*codes?\b|\bcredits?\s+for\s+(startups?|students?)"
                    r"|\b(startup|student|academic|research)\s+(program\w*|credits?|discounts?|grants?)"
                    r"|\bпробн\w+\s+(период|доступ|верси|аренд)\w*|\bтестов\w+\s+(доступ|период)\w*|\bпромокод\w*"
                    r"|\bбесплатн\w*\s+(доступ|час|период|кредит|тест|попробова|погонять|дать|дадите)\w*"

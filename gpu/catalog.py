@@ -141,6 +141,14 @@ class GPUCatalog:
             return next((spec for spec in self._by_id.values() if spec.memory_gb == int(card.group(1))), None)
         return self._by_id[gpu_id] if gpu_id else None
 
+    def find_named(self, text: str) -> GPUSpec | None:
+        """:meth:`find`, or a catalog name in the plural ("h100s", "4090s"; "l40s" is a GPU of its own, found
+        first): how free text names GPUs."""
+        spec = self.find(text)
+        if spec is None and text.endswith("s") and any(ch.isdigit() for ch in text):
+            spec = self.find(text[:-1])
+        return spec
+
     def resolve(self, text: str) -> GPUSpec:
         spec = self.find(text)
         if spec is None:

@@ -133,7 +133,7 @@ def issued_report(issued: IssuedQuote, lang: Lang) -> Report:
 
 
 def _option_mark(option: QuoteOption, own: Decimal, currency: str, lang: Lang,
-                 options: Sequence[QuoteOption] = ()) -> str:
+                 options: Sequence[QuoteOption]) -> str:
     """"← cheapest, saves …" on the cheapest way that runs to the end ("without interruptions" when a spot line
     below costs less, so that the mark does not sit on a higher number unexplained); what spot saves, if not
     interrupted."""

@@ -147,3 +147,11 @@ def test_the_shipped_catalog_reads_every_field(catalog: GPUCatalog) -> None:
     h100 = catalog.get("h100-sxm")
     assert (h100.memory_gib, h100.tdp_w, h100.architecture, h100.fp16_tflops) == (79.65, 700, "Hopper GH100", 989.4)
     assert "h100 sxm5" in h100.aliases and catalog.get("mi250x").devices_per_card == 2
+
+
+@pytest.mark.parametrize(("text", "expected"), [("h100s", "h100-sxm"), ("4090s", "rtx-4090"), ("a100s", "a100-80gb"),
+                                                ("l40s", "l40s"), ("l40", "l40"), ("gpus", None), ("specs", None)])
+def test_free_text_names_a_gpu_in_the_plural(catalog: GPUCatalog, text: str, expected: str | None) -> None:
+    """"l40s" is the L40S itself, found before any plural is tried; a word with no digit is no GPU's plural."""
+    found = catalog.find_named(text)
+    assert (found.id if found else None) == expected
