@@ -9,7 +9,9 @@ on all of them:
 * wrong: ``comparative_swap`` (больше → меньше, faster → slower), ``negation_flip`` (a «не» / "not" added or
   removed), ``number_change`` (a figure ×2 or +1, another unit, another catalog GPU's memory), ``sibling_swap``
   (the sentence said of a sibling concept: FSDP for DDP, A100 for H100, while citing the original entry),
-  ``role_swap`` (two Latin terms of the sentence trade places) and ``degenerate`` («X — это X», the question
+  ``role_swap`` (two Latin terms of the sentence trade places), ``name_part_swap`` (what the sentence defines
+  named by a concept whose name is a part of the entry's, or holds it whole: «Токен — …» from Tokens per
+  Second's sentence, "Batch Size is …" from Batch's) and ``degenerate`` («X — это X», the question
   echoed as the answer, one phrase as its own subject and object: "the proposed tokens check the proposed
   tokens");
 * faithful: ``verbatim`` (the sentence itself), ``reordered`` (its two clauses around a comma swapped),
@@ -35,7 +37,8 @@ from rag.text import STOPWORDS, lemma
 
 Part = Literal["tune", "heldout"]
 PARTS: tuple[Part, ...] = ("tune", "heldout")
-WRONG_CLASSES = ("comparative_swap", "negation_flip", "number_change", "sibling_swap", "role_swap", "degenerate")
+WRONG_CLASSES = ("comparative_swap", "negation_flip", "number_change", "sibling_swap", "role_swap",
+                 "name_part_swap", "degenerate")
 FAITHFUL_CLASSES = ("verbatim", "reordered", "shortened", "named", "rendering")
 MAX_VARIANTS = 3  # per sentence and class: a long sentence must not outweigh the others in a class's share
 
@@ -479,6 +482,43 @@ def sibling_swap(sentence: str, lang: Lang, own_names: Sequence[str], siblings: 
     return [v for v in dict.fromkeys(variants) if v != sentence][:MAX_VARIANTS]
 
 
+def _name_words(name: str) -> tuple[str, ...]:
+    return tuple(lemma(word) for word in re.findall(r"[\w+]+", name.lower()))
+
+
+def name_part_names(entries: Sequence[GlossaryEntry]) -> dict[str, dict[Lang, list[str]]]:
+    """Concept → (per language) the names of the concepts whose name is a part of one of its names, or holds
+    one of them whole (Token and Tokens per Second, Batch and Batch Size, Attention and Flash Attention): the
+    concepts a small model names instead, the shared word making the sentence look like the entry's."""
+    by_concept: dict[str, list[GlossaryEntry]] = {}
+    for entry in entries:
+        by_concept.setdefault(entry.concept, []).append(entry)
+    names = {concept: {_name_words(name) for entry in group for name in entry.names
+                       if len(name) >= 3}
+             for concept, group in by_concept.items()}
+    related: dict[str, dict[Lang, list[str]]] = {}
+
+    def holds(longer: tuple[str, ...], part: tuple[str, ...]) -> bool:
+        return len(part) < len(longer) and any(longer[i:i + len(part)] == part
+                                               for i in range(len(longer) - len(part) + 1))
+
+    for concept, own in names.items():
+        for other, theirs in names.items():
+            if other == concept or not any(holds(a, b) or holds(b, a) for a in own for b in theirs):
+                continue
+            group = by_concept[other]
+            by_lang = related.setdefault(concept, {"ru": [], "en": []})
+            by_lang["ru"].append(group[0].term)
+            by_lang["en"].append(english_name(group[0]))
+    return related
+
+
+def name_part_swap(sentence: str, lang: Lang, others: Sequence[str]) -> list[str]:
+    """A defining sentence said of a concept whose name shares a part with the entry's (see
+    :func:`name_part_names`), still citing the entry: «Токен — основная метрика скорости инференса…»."""
+    return [variant for other in others[:MAX_VARIANTS] for variant in named(sentence, other, lang)]
+
+
 _LATIN_TOKEN = re.compile(r"(?<![\w.-])[A-Za-z0-9][A-Za-z0-9_.+-]*[A-Za-z0-9+]|(?<![\w.-])[A-Z](?![\w-])")
 # two names joined only by these are a list: swapping them says the same ("FP32 и INT32")
 _LIST_JOINERS = frozenset({"и", "или", "and", "or", "vs", "versus", "а", "также", "as", "well", "the", "a", "an"})
@@ -675,9 +715,11 @@ def named(sentence: str, term: str, lang: Lang) -> list[str]:
 # ---------------------------------------------------------------- all of one entry, all of the glossary
 
 def entry_mutants(entry: GlossaryEntry, rendering: str | None = None, siblings: Sequence[str] = (),
-                  memory_figures: Sequence[float] = ()) -> list[Mutant]:
+                  memory_figures: Sequence[float] = (),
+                  name_parts: Mapping[Lang, Sequence[str]] | None = None) -> list[Mutant]:
     """Every wrong and faithful sentence about one entry, in Russian and (from ``rendering``) in English."""
     made: dict[tuple[str, Lang, str], Mutant] = {}
+    name_parts = name_parts or {}
 
     def add(cls: str, lang: Lang, texts: Iterable[str], source: str, copy: bool = False) -> None:
         """``source``: the sentence the texts were made from ("" for none); ``copy``: the texts are it."""
@@ -709,6 +751,8 @@ def entry_mutants(entry: GlossaryEntry, rendering: str | None = None, siblings: 
             add("sibling_swap", lang, sibling_swap(sentence, lang, entry.names, siblings, defines=index == 0),
                 sentence)
             add("role_swap", lang, [label + v for v in role_swap(body, lang)], sentence)
+            if index == 0 and entry.category != "comparisons":
+                add("name_part_swap", lang, name_part_swap(sentence, lang, name_parts.get(lang, [])), sentence)
             add("degenerate", lang, [label + v for v in repeated_role(body, lang)], sentence)
         add("degenerate", lang, degenerate(term, lang), "")
     return list(made.values())
@@ -718,7 +762,8 @@ def all_mutants(entries: Sequence[GlossaryEntry], renderings: Mapping[str, str] 
                 memory_figures: Sequence[float] = ()) -> list[Mutant]:
     """The mutants of every entry (``renderings``: entry id → its English rendering, where one is current)."""
     siblings = sibling_names(entries)
+    parts = name_part_names(entries)
     renderings = renderings or {}
     return [mutant for entry in entries
             for mutant in entry_mutants(entry, renderings.get(entry.id), siblings.get(entry.concept, ()),
-                                        memory_figures)]
+                                        memory_figures, parts.get(entry.concept))]

@@ -54,6 +54,7 @@ class ConceptNames:
         self._lemmas: dict[str, set[str]] = {}
         self._keys: dict[str, set[str]] = {}  # concept → compact keys of all its names (for mentions)
         self._latin: set[str] = set()  # the surface and lemma keys of names written in Latin letters
+        self._whole: dict[str, set[str]] = {}  # surface and lemma keys of every name, term-like or not
         # a concept one of whose names is generic (VRAM, GPU) is generic under every name ("GPU memory")
         generic = {entry.concept for entry in entries if any(compact(name) in _GENERIC for name in entry.names)}
         for entry in entries:
@@ -62,6 +63,8 @@ class ConceptNames:
                 key = compact(name)
                 if len(key) >= 3:
                     keys.add(key)
+                    for whole in (key, " ".join(lemma(w) for w in words(name))):
+                        self._whole.setdefault(whole, set()).add(entry.concept)
                 if entry.concept in generic or not is_term_like(name):
                     continue
                 name_words = words(name)
@@ -97,6 +100,12 @@ class ConceptNames:
                         found[concept] = min(found.get(concept, start), start)
                     covered |= span
         return sorted(found, key=lambda concept: found[concept])
+
+    def named_as_a_whole(self, text: str) -> set[str]:
+        """The concepts one of whose names the text is, as a whole, plain words included: what «Токен — это …»
+        defines is the Token, though "токен" in a sentence names nothing (see the module docstring)."""
+        return self._whole.get(compact(text), set()) | self._whole.get(" ".join(lemma(w) for w in words(text)),
+                                                                        set())
 
     def is_name_of(self, concept: str, text: str) -> bool:
         """Whether the text is, as a whole, one of the concept's names ("Container", not "a container image")."""

@@ -36,7 +36,7 @@ from typing import Literal
 
 from rag.glossary import GlossaryEntry
 from rag.language import Lang, is_why_question, is_yes_no_question, prevailing_lang
-from rag.text import compact, content_lemmas
+from rag.text import compact, content_lemmas, lemma, words
 from rag.verification.alignment import SENTENCE_JOIN, align, same_root
 from rag.verification.citations import CITATION, strip_citations, verify_citations
 from rag.verification.mentions import ConceptNames, concept_names
@@ -55,6 +55,9 @@ _YES_NO_START = re.compile(r"(?i)^\s*(да|нет|конечно|разумее�
 Reason = Literal["unsupported", "number", "subject", "swapped", "polarity", "yes_no", "language", "echo", "claim"]
 _DEFINED = re.compile(r"(?i)^\s*(?P<head>[^—–:;,.()]{1,60}?)(?:\s*\([^)]{0,60}\))?\s+(?:[—–-]\s|is\s+(?:a|an|the)\s|"
                       r"are\s+|является\s)")
+# "X is …" without an article ("PCIe is NVIDIA datacenter GPU …"): what is defined when X is a name as a whole
+_IS = re.compile(r"(?i)^\s*(?P<head>[^—–:;,.()]{1,60}?)\s+(?:is|are)\s+(?!not\b)")
+_PARENTHESIZED = re.compile(r"\s*[()]\s*")
 # a sentence giving a cause claims one: the cited entry must state a cause too
 _CAUSE = re.compile(r"(?i)\b(потому\s+что|так\s+как|поскольку|из-за|благодаря|вследствие|поэтому|следовательно|"
                     r"because|due\s+to|as\s+a\s+result|therefore|thanks\s+to|hence)\b")
@@ -183,20 +186,26 @@ class SentenceVerifier:
         return (), first or "unsupported"
 
     def _defined_subject(self, body: str, key: str, cited: Sequence[int]) -> Reason | None:
-        """"X — это …", "X is a …": what is defined must be a cited concept, not one its entry only mentions
-        («HBM — это более доступный аналог GDDR» citing GDDR's «…более доступный аналог HBM»); a sentence
-        naming no concept is about the question's, so a cited entry must be one of those or speak of one."""
+        """"X — это …", "X is …": what is defined must be a cited concept, not one its entry only mentions
+        («HBM — это более доступный аналог GDDR» citing GDDR's «…более доступный аналог HBM») nor one whose name
+        is a part of the cited concept's or holds it («Токен — основная метрика скорости инференса» citing
+        Tokens per Second); a sentence naming no concept is about the question's, so a cited entry must be one
+        of those or speak of one."""
         glossary = self._glossary
-        if glossary is None or any(self.entries[n - 1].category == "comparisons" for n in cited):
+        if any(self.entries[n - 1].category == "comparisons" for n in cited):
+            return None
+        defined = _DEFINED.match(body) or _IS.match(body)
+        if defined and self._names_a_part(defined.group("head"), cited):
+            return "swapped"
+        if glossary is None:
             return None
         cited_concepts = {self.entries[n - 1].concept for n in cited}
-        defined = _DEFINED.match(body)
         if defined:
             # the head must be a name, not a phrase containing one («Алгоритм изменения learning rate …
             # — обычно снижение со временем» defines no learning rate)
             head_key = compact(defined.group("head"))
             head = {concept for concept in glossary.named(defined.group("head")) | self._named_concepts(head_key)
-                    if glossary.is_name_of(concept, head_key)}
+                    if glossary.is_name_of(concept, head_key)} | glossary.named_as_a_whole(defined.group("head"))
             if head and not head & cited_concepts:
                 return "swapped"
         cited_text = " ".join(f"{self.entries[n - 1].term} {self.entries[n - 1].definition}" for n in cited)
@@ -246,6 +255,23 @@ class SentenceVerifier:
         repeated = (lemmas & self.question_words) - names
         allowed = set().union(*(self._words[n - 1] for n in cited))
         return "claim" if any(not _in_words(word, allowed) for word in repeated) else None
+
+    def _names_a_part(self, head: str, cited: Sequence[int]) -> bool:
+        """The head is a proper part of a cited concept's name and no name of it: «Токен» of Tokens per Second,
+        "Tensor" of Tensor Cores (known without the glossary: the words are the cited entry's own). A model
+        number is its card's short name (H100 of NVIDIA H100), not a part."""
+        head_words = tuple(lemma(word) for word in words(head))
+        if not head_words or any(ch.isdigit() for ch in head):
+            return False
+        # "DistributedDataParallel (DDP)" is named by either spelling
+        spellings = [spelling for n in cited for name in self.entries[n - 1].names
+                     for spelling in (name, *_PARENTHESIZED.split(name))]
+        names = [tuple(lemma(word) for word in words(spelling)) for spelling in spellings]
+        if head_words in names:
+            return False
+        size = len(head_words)
+        return any(len(name) > size and any(name[i:i + size] == head_words for i in range(len(name) - size + 1))
+                   for name in names)
 
     @staticmethod
     def _related_support(sentence_words: set[str], entry_words: set[str]) -> float:

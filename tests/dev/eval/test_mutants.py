@@ -18,6 +18,8 @@ from dev.eval.mutants import (
     comparative_swap,
     degenerate,
     entry_mutants,
+    name_part_names,
+    name_part_swap,
     named,
     negation_flip,
     number_change,
@@ -102,6 +104,19 @@ def test_number_change_changes_the_figure_or_its_unit() -> None:
     assert number_change("Обучена на 1,5 млн часов.", "ru")[:2] == ["Обучена на 3 млн часов.",
                                                                      "Обучена на 2,5 млн часов."]
     assert number_change("Реализация ZeRO-3 в PyTorch.", "ru") == []
+
+
+def test_name_part_swap_says_the_definition_of_a_concept_whose_name_shares_a_part() -> None:
+    parts = name_part_names(GLOSSARY)
+    assert "Токен" in parts["tokens-per-second"]["ru"] and "Token" in parts["tokens-per-second"]["en"]
+    assert "Tokens per Second" in parts["token"]["en"], "both ways: the part and the name that holds it"
+    assert "tokens-per-second" not in parts.get("nvidia-h100", {}), "no shared part, no pair"
+    sentence = sentence_of("000-tokens-per-second")
+    assert name_part_swap(sentence, "ru", ["Токен"]) == [
+        "Токен — основная метрика скорости инференса: количество генерируемых токенов за секунду."]
+    made = [m for m in entry_mutants(ENTRIES["000-tokens-per-second"], None, (), (), parts["tokens-per-second"])
+            if m.cls == "name_part_swap"]
+    assert made and all(m.wrong and m.entry_id == "000-tokens-per-second" for m in made)
 
 
 def test_sibling_swap_says_the_sentence_of_a_sibling() -> None:

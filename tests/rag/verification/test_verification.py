@@ -282,6 +282,37 @@ def test_their_faithful_counterparts_pass() -> None:
     assert speculative.check("A small fast model first proposes several tokens and a large model checks them [1].").ok
 
 
+# written by the default model in `anchorgpu bench answers` (held-out set, generate mode) and shown as verified:
+# the definition of Tokens per Second said of the Token (mutant class name_part_swap). The context held no
+# Token entry, and "токен" alone names no concept inside a sentence; as what a sentence defines it does.
+@pytest.mark.parametrize("knows_glossary", [True, False])
+@pytest.mark.parametrize(("sentence", "reason"), [
+    ("Токен — это основная метрика скорости инференса [1].", "swapped"),
+    ("Token is the main metric of inference speed [1].", "swapped"),
+    ("Tokens per Second — это основная метрика скорости инференса [1].", None),
+    ("Tokens per Second is the main metric of inference speed [1].", None),
+])
+def test_a_definition_said_of_a_concept_named_by_a_part_of_the_cited_name_is_rejected(
+        knows_glossary: bool, sentence: str, reason: str | None) -> None:
+    question = "какую метрику берут, чтобы сравнить, какой движок инференса быстрее выдаёт текст?"
+    entries = context("000-tokens-per-second", "000-perplexity", "000-throughput", "000-tpot")
+    lang = "en" if sentence.startswith("Token") and " is " in sentence else "ru"
+    verifier = verifier_of(entries, question, lang, glossary=GLOSSARY if knows_glossary else None)
+    assert verifier.check(sentence).rejected == reason
+
+
+def test_a_name_that_holds_the_cited_one_is_another_concept() -> None:
+    # Batch Size holds Batching's name; a model number and a spelled-out acronym are the entry's own names
+    batching = verifier_of(context("000-batching"), "что такое батчинг?", "ru", glossary=GLOSSARY)
+    definition = ENTRIES["000-batching"].definition.split(".")[0]
+    assert not batching.check(f"Batch Size — {definition[0].lower()}{definition[1:]} [1].").ok
+    h100 = verifier_of(context("000-nvidia-h100"), "что такое H100?", "ru", glossary=GLOSSARY)
+    assert h100.check("H100 — Datacenter-GPU NVIDIA на архитектуре Hopper с поддержкой FP8 и NVLink 4.0 [1].").ok
+    ddp = verifier_of(context("002-ddp"), "что такое DDP?", "ru")
+    first = ENTRIES["002-ddp"].definition.split(",")[0]
+    assert ddp.check(f"DistributedDataParallel — {first[0].lower()}{first[1:]} [1].").rejected != "swapped"
+
+
 def test_a_russian_sentence_does_not_answer_an_english_question() -> None:
     # written by the default model to "is gguf the same as the transformers format?" (the probe)
     english = verifier_of(context("003-gguf"), "is gguf the same as the transformers format?", "en",
