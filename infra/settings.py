@@ -197,6 +197,12 @@ class LLMSettings(BaseSettings):
         description="In-process model: evaluated prompt states kept in RAM (MB; 0 = off), one per system prompt, "
                     "so that switching between them (a Russian question's rules, then an English one's) "
                     "does not evaluate them again. A state of the default model is 6-10 MB.")
+    lookup_draft_tokens: int | None = Field(
+        None, ge=0, le=31,
+        description="In-process model: most tokens drafted per step by prompt lookup (speculative decoding from "
+                    "the context's own text, which grounded answers copy; every drafted token is checked by the "
+                    "model). Empty = 15 when layers are offloaded to a GPU, 0 (off) on a CPU, where a batch of "
+                    "tokens costs nearly as much per token as one (`anchorgpu bench llm --sections lookup`).")
     base_url: str | None = Field(
         None, description="An OpenAI-compatible server (llama-server, vLLM, python -m llama_cpp.server) instead "
                           "of the in-process model, e.g. http://127.0.0.1:8000/v1. Empty = in-process.")

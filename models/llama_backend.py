@@ -11,6 +11,10 @@ Russian rules) evaluates another system prompt than an English one, and the next
 (about 4 s for ~590 tokens on 2 cores). A RAM cache of evaluated states (``LLM_PROMPT_CACHE_MB``, 64 MB by
 default; 0 turns it off) keeps both: a prompt starts from the cached state sharing its longest prefix (0.1 s
 instead of 4 s). The answer ends (:class:`Finished`) with its last token, before the library saves the state.
+
+``lookup_draft_tokens`` turns on speculative decoding by prompt lookup (:mod:`models.prompt_lookup`): the library's
+own loop with ``Llama.draft_model`` set, and an ``eval`` that asks for every position's logits only in a draft's
+batch.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from models.base import (
     TextDelta,
     estimate_tokens,
 )
+from models.prompt_lookup import PromptLookupDraft, lookup_eval
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +141,7 @@ def available_cpus() -> int:
 class LlamaCppBackend:
     def __init__(self, model_path: Path, *, n_gpu_layers: int = 0, n_ctx: int = 4096, n_batch: int = 512,
                  threads: int | None = None, chat_format: str | None = None, seed: int = 0,
-                 prompt_cache_mb: int = 0) -> None:
+                 prompt_cache_mb: int = 0, lookup_draft_tokens: int = 0) -> None:
         self.model_path = Path(model_path)
         self.n_gpu_layers = n_gpu_layers
         self.n_ctx = n_ctx
@@ -145,6 +150,7 @@ class LlamaCppBackend:
         self.chat_format = chat_format
         self.seed = seed
         self.prompt_cache_mb = prompt_cache_mb
+        self.lookup_draft_tokens = lookup_draft_tokens
         self._llm: Any = None
         # One context, one thread: llama_cpp.Llama is not safe for concurrent calls.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
@@ -192,6 +198,10 @@ class LlamaCppBackend:
             # what the library calls to fill the cache after each completion, and to restore from it
             llm.save_state = functools.partial(lean_state, llm)  # type: ignore[method-assign]
             llm.load_state = functools.partial(lean_restore, llm)  # type: ignore[method-assign]
+        if self.lookup_draft_tokens:
+            llm.draft_model = PromptLookupDraft(self.lookup_draft_tokens)
+            llm.eval = functools.partial(lookup_eval, llm,  # type: ignore[method-assign]
+                                         draft_batch=self.lookup_draft_tokens + 1)
         return llm
 
     async def load(self) -> None:
@@ -226,6 +236,8 @@ class LlamaCppBackend:
             completion_text: list[str] = []
             reason = "stop"
             finished = False
+            if llm.draft_model is not None:
+                llm.draft_model.begin()
             stream = llm.create_chat_completion(
                 messages=[{"role": m.role, "content": m.content} for m in messages],
                 stream=True,
@@ -261,7 +273,9 @@ class LlamaCppBackend:
     def _finished(self, llm: Any, completion_text: list[str], reason: str) -> Finished:
         full = "".join(completion_text)
         completion_tokens = self.count_tokens(full) if full else 0
-        prompt_tokens = max(0, int(llm.n_tokens) - completion_tokens)
+        drafter = llm.draft_model
+        prompt_tokens = (drafter.prompt_tokens if isinstance(drafter, PromptLookupDraft) and drafter.prompt_tokens
+                         else max(0, int(llm.n_tokens) - completion_tokens))
         return Finished(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, finish_reason=reason)
 
     async def stream(self, messages: list[ChatMessage], params: GenerationParams,

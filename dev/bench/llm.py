@@ -42,7 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--asker-tokens", type=int, default=16, help="token budget per queued answer")
     parser.add_argument("--citations", type=int, default=0, help="eval questions for the citation rate")
     parser.add_argument("--sections", default="decode,prefix,queue",
-                        help="comma-separated subset of decode,prefix,queue to run")
+                        help="comma-separated subset of decode,prefix,queue,lookup to run")
+    parser.add_argument("--lookup-questions", type=int, default=12,
+                        help="eval questions for the lookup section (prompt-lookup decoding on vs off)")
     parser.add_argument("--oos", type=int, default=10, help="out-of-scope eval questions (with --citations)")
     add_out_argument(parser)
     parser.set_defaults(handler=run)
@@ -93,6 +95,7 @@ async def _pipeline_run(answerer: Any, question: str) -> dict[str, Any]:
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    from models import lookup_draft_tokens
     from models.llama_backend import LlamaCppBackend
     from rag.answering.answerer import Answerer
     from rag.retrieval.retriever import build_retriever
@@ -101,7 +104,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     model_path = args.model or settings.llm.model_path
     retriever = await asyncio.to_thread(build_retriever, settings)
     backend = LlamaCppBackend(model_path, n_gpu_layers=settings.llm.n_gpu_layers, n_ctx=settings.llm.n_ctx,
-                              n_batch=settings.llm.n_batch, threads=settings.llm.threads)
+                              n_batch=settings.llm.n_batch, threads=settings.llm.threads,
+                              lookup_draft_tokens=lookup_draft_tokens(settings.llm))
     load_start = time.perf_counter()
     await backend.load()
     result: dict[str, Any] = {
@@ -119,6 +123,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     eval_set = load_eval_set()
     if "decode" in sections:
         result["decode"] = await _decode_section(args, backend, answerer_with(args.max_tokens))
+    if "lookup" in sections:
+        result["lookup"] = await _lookup_section(args, backend, answerer_with(args.max_tokens), eval_set)
     if "prefix" in sections:
         result["prefix_cache"] = await _prefix_section(args, backend, answerer_with(4))
     if "queue" in sections and args.askers > 0:
@@ -161,6 +167,86 @@ async def _decode_section(args: argparse.Namespace, backend: Any, pipeline: Any)
                                                if r["decode_tok_s"]]),
     }
 
+
+
+SENTENCE_END = (". ", ".\n", "! ", "? ", "?\n", "!\n")
+
+
+async def _lookup_run(llama: Any, messages: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
+    """One greedy generation on a prompt whose static prefix is evaluated: decode speed and the time from the
+    first token to the end of the first sentence (what the first verified sentence waits on)."""
+    def work() -> dict[str, Any]:
+        start = time.perf_counter()
+        first = last = sentence = 0.0
+        pieces: list[str] = []
+        for chunk in llama.create_chat_completion(messages=messages, stream=True, max_tokens=max_tokens,
+                                                  temperature=0.0):
+            text = chunk["choices"][0]["delta"].get("content")
+            if text:
+                last = time.perf_counter()
+                first = first or last
+                pieces.append(text)
+                if not sentence and any(end in "".join(pieces) for end in SENTENCE_END):
+                    sentence = last
+        text = "".join(pieces)
+        tokens = len(llama.tokenize(text.encode(), add_bos=False, special=False))
+        return {"ttft_s": first - start, "tokens": tokens, "decode_tok_s": _decode_rate(tokens, first, last),
+                "first_sentence_s": (sentence or last) - first, "text": text}
+
+    return await asyncio.to_thread(work)
+
+
+async def _lookup_section(args: argparse.Namespace, backend: Any, pipeline: Any, eval_set: Any) -> dict[str, Any]:
+    """Prompt-lookup decoding (models/prompt_lookup.py) on vs off: the same grounded prompts, greedy, the
+    order alternating per question; the first run of each prompt only warms its prefix."""
+    from models.prompt_lookup import PromptLookupDraft
+    from rag.answering.prompt import build_messages
+    from rag.language import detect_lang
+
+    llama = backend.llama
+    drafter = llama.draft_model or PromptLookupDraft()
+    if not backend.lookup_draft_tokens:
+        from functools import partial
+
+        from models.prompt_lookup import lookup_eval
+        llama.eval = partial(lookup_eval, llama, draft_batch=drafter.max_tokens + 1)
+    rows: list[dict[str, Any]] = []
+    for index, question in enumerate(q.text for q in eval_set.in_scope[: args.lookup_questions]):
+        entries = await pipeline.retrieve(question, [])
+        if not entries:
+            continue
+        messages = [{"role": m.role, "content": m.content}
+                    for m in build_messages(question, entries, [], detect_lang(question))]
+        llama.draft_model = None
+        await _lookup_run(llama, messages, 1)  # evaluates the prompt: both sides start from the same cache
+        runs: dict[str, dict[str, Any]] = {}
+        for side in (("off", "on") if index % 2 == 0 else ("on", "off")):
+            llama.draft_model = drafter if side == "on" else None
+            drafter.reset_counts()  # also begins the generation (Llama.create_chat_completion is called directly)
+            runs[side] = await _lookup_run(llama, messages, args.max_tokens)
+            if side == "on":
+                runs[side]["drafted"], runs[side]["accepted"] = drafter.drafted, drafter.accepted
+        rows.append({"question": question, **{f"{side}_{key}": value for side, run in runs.items()
+                                              for key, value in run.items() if key != "text"},
+                     "same_text": runs["on"]["text"] == runs["off"]["text"]})
+    llama.draft_model = drafter if backend.lookup_draft_tokens else None
+
+    def ratio(key: str) -> float:
+        return _med([r[f"on_{key}"] / r[f"off_{key}"] for r in rows if r[f"off_{key}"]])
+
+    drafted = sum(r["on_drafted"] for r in rows)
+    return {
+        "questions": len(rows), "max_tokens": args.max_tokens, "draft_tokens": drafter.max_tokens,
+        "off": {"decode_tok_s": _med([r["off_decode_tok_s"] for r in rows]),
+                "first_sentence_s": _med([r["off_first_sentence_s"] for r in rows])},
+        "on": {"decode_tok_s": _med([r["on_decode_tok_s"] for r in rows]),
+               "first_sentence_s": _med([r["on_first_sentence_s"] for r in rows])},
+        "decode_on_vs_off_paired_median": ratio("decode_tok_s"),
+        "first_sentence_on_vs_off_paired_median": ratio("first_sentence_s"),
+        "draft_acceptance": round(sum(r["on_accepted"] for r in rows) / drafted, 3) if drafted else None,
+        "same_text": round(sum(r["same_text"] for r in rows) / len(rows), 3) if rows else None,
+        "rows": rows,
+    }
 
 
 async def _prefix_section(args: argparse.Namespace, backend: Any, prefix: Any) -> dict[str, Any]:
