@@ -457,6 +457,8 @@ class ReplyPipeline:
             return Decision("refusal", refusal="releases")
         if slots.fractional_count and has_gpu:
             return Decision("lifecycle", lifecycle="whole_gpus")  # "1.5 h100 for 3 hours": rentals are whole GPUs
+        if slots.loose_count == 0 and not has_gpu and (has_duration or money or words.rental):
+            return Decision("refusal", refusal="zero_count")  # "0 gpus for a week": the count's limits, as "0 h100"
         if slots.years is not None and not has_duration and (has_gpu or money or words.rental):
             return Decision("quote")  # "for 500 years": the quote engine's limit says why not
         # a closed model's memory or a GPU to run it («сколько видеопамяти нужно для gpt-4o»): the fit says why
@@ -619,6 +621,8 @@ class ReplyPipeline:
             return Decision("fit")
         if has_gpu and not has_model and not money and not has_duration and self._unknown_version(text):
             return Decision("fit")  # "mistral large 2 on 4 a100": the fit says the catalog lacks that model
+        if has_gpu and distinct == 1 and not has_model and not money and not has_duration and self._family_sizes(text):
+            return Decision("clarify", missing="model")  # "gemma3 on a 4090?": which of the family's sizes
         if has_model and distinct >= 2 and not has_duration and words.compare:
             return Decision("fit")  # «gemma 12b: 4090 или l4 по деньгам?»: the fit on each, prices beside
         chat = sem in ("off_topic", *SMALL_TALK) and words.lead(sem, SMALL_TALK) >= CLEAR_MARGIN
@@ -771,6 +775,9 @@ class ReplyPipeline:
                       }.get(decision.refusal or "", "pipeline_off_topic")
             if decision.refusal == "versions":
                 return RefusalReply(text, lang, routing, Phrase.of("pipeline_versions", about=decision.about or ""))
+            if decision.refusal == "zero_count":
+                return RefusalReply(text, lang, routing,
+                                    Phrase.of("quote_err_bad_count", max=self.quotes.prices().max_gpus_per_quote))
             if decision.refusal == "currency":
                 return RefusalReply(text, lang, routing,
                                     Phrase.of("pipeline_currency", currency=self.data.prices.current().currency))

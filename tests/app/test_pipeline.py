@@ -718,9 +718,19 @@ async def test_zero_gpus_are_refused_not_quoted_as_one(pipeline: ReplyPipeline) 
     assert isinstance(reply, QuoteReply) and reply.error is not None and reply.quote is None, reply
 
 
+@pytest.mark.parametrize("text", ["what about 0 gpus for a week", "сколько будет 0 гпу на месяц"])
+async def test_zero_gpus_with_none_named_get_the_counts_limits_not_glossary_quotes(pipeline: ReplyPipeline,
+                                                                                  text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, RefusalReply) and reply.reason.key == "quote_err_bad_count", reply
+    assert reply.reason.params["max"] == pipeline.quotes.prices().max_gpus_per_quote
+
+
 @pytest.mark.parametrize(("text", "family"), [("потянет ли 3090 квен?", "qwen"),
                                               ("can i run llama on a 4090?", "llama"),
-                                              ("llama 3.1 on an h100, will it run?", "llama-3.1")])
+                                              ("llama 3.1 on an h100, will it run?", "llama-3.1"),
+                                              ("can i run gemma 3 on l4", "gemma-3"), ("gemma3 on a 4090?", "gemma-3"),
+                                              ("will gpt-oss fit on one h100", "gpt-oss")])
 async def test_a_family_named_with_no_size_is_asked_which_of_its_sizes(pipeline: ReplyPipeline, text: str,
                                                                        family: str) -> None:
     reply = await pipeline.reply(text)
