@@ -283,13 +283,29 @@ def loose_count(text: str) -> int | None:
     return None
 
 
+# the term a commitment is for («с коммитом на полгода», "committed for 6 months", "reserve it for a year")
+_COMMITTED_FOR = re.compile(r"(?i)\b(коммит\w*|резерв\w*|фиксированн\w*\s+срок\w*|commit\w*|reserv\w*(\s+it)?)"
+                            r"\s+(на|for|of)\s+(?P<term>[^,;!?]+)")
+
+
+def _durations(text: str) -> Duration | None:
+    # "for a month: 2 a100 or 1 h200": a unit before a colon or a full stop is still the unit
+    duration, _ = extract_duration([token.rstrip(":.!?") or token for token in tokenize(text)])
+    return duration
+
+
 def read_duration(text: str) -> Duration | None:
     """A rental length written anywhere in the text; a rate ("в час", "per hour") is not one."""
     masked = _WHEN.sub(" ", _RATE.sub(" ", text))
-    # "for a month: 2 a100 or 1 h200": a unit before a colon or a full stop is still the unit
-    duration, _ = extract_duration([token.rstrip(":.!?") or token for token in tokenize(masked)])
+    duration = _durations(masked)
     if duration is None or duration.hours <= 0:
         return None
+    committed = _COMMITTED_FOR.search(masked)
+    term = _durations(committed.group("term")) if committed is not None else None
+    if term is not None and term.hours > 0 and len(duration.parts) > len(term.parts):
+        # «держать 4 a100 месяц с коммитом на полгода»: the month is what the price is asked per, the
+        # commitment's six months are the rental (it had been quoted as seven)
+        return term
     if len(duration.parts) > 1 and len(set(duration.parts)) == 1:
         # "for a weekend hackathon, so like 2 days": the same length said twice is one length, not their sum
         return Duration(duration.parts[:1])

@@ -60,6 +60,11 @@ def test_slots_of_customer_messages(text: str, expected: dict[str, object]) -> N
     ("need 3 rtx 4090 for a weekend hackathon, so like 2 days, whats the total cost?",
      {"gpus": ["rtx-4090"], "count": 3, "hours": 48}),
     ("2 h100 на 1 неделю и 2 дня", {"gpus": ["h100-sxm"], "count": 2, "hours": 216}),
+    # a commitment's term is the rental; the month beside it is what the price is asked per (had been summed)
+    ("сколько стоит держать 4 a100 80gb месяц с коммитом на полгода",
+     {"gpus": ["a100-80gb"], "count": 4, "hours": 4320, "pricing": "committed"}),
+    ("monthly cost of 8 h100 if we commit for a year", {"gpus": ["h100-sxm"], "count": 8, "hours": 8760, "years": 1,
+                                                          "pricing": "committed"}),
 ])
 def test_slots_written_the_way_customers_write(text: str, expected: dict[str, object]) -> None:
     assert read_slots(text, FIT).to_json() == expected
