@@ -29,6 +29,7 @@ from typing import Any
 from dev.bench._report import add_out_argument, emit
 from infra.settings import get_settings
 
+SENTENCE_END = (". ", ".\n", "! ", "? ", "?\n", "!\n")
 FIXED_QUESTION = "как PagedAttention уменьшает фрагментацию памяти?"
 PREFIX_QUESTION = "как NVLink соединяет GPU?"
 
@@ -58,10 +59,12 @@ def _med(values: list[float]) -> float:
     return round(statistics.median(values), 4) if values else 0.0
 
 
-async def _raw_run(llama: Any, messages: list[dict[str, str]], max_tokens: int) -> dict[str, float]:
-    def work() -> dict[str, float]:
+async def _raw_run(llama: Any, messages: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
+    """One greedy generation by raw llama-cpp-python: TTFT, decode speed, and the time from the first token to
+    the end of the first sentence (what a first verified sentence waits on)."""
+    def work() -> dict[str, Any]:
         start = time.perf_counter()
-        first = last = 0.0
+        first = last = sentence = 0.0
         pieces: list[str] = []
         for chunk in llama.create_chat_completion(messages=messages, stream=True, max_tokens=max_tokens,
                                                   temperature=0.0):
@@ -70,8 +73,12 @@ async def _raw_run(llama: Any, messages: list[dict[str, str]], max_tokens: int) 
                 last = time.perf_counter()
                 first = first or last
                 pieces.append(text)
-        tokens = len(llama.tokenize("".join(pieces).encode(), add_bos=False, special=False))
-        return {"ttft_s": first - start, "tokens": tokens, "decode_tok_s": _decode_rate(tokens, first, last)}
+                if not sentence and any(end in "".join(pieces) for end in SENTENCE_END):
+                    sentence = last
+        text = "".join(pieces)
+        tokens = len(llama.tokenize(text.encode(), add_bos=False, special=False))
+        return {"ttft_s": first - start, "tokens": tokens, "decode_tok_s": _decode_rate(tokens, first, last),
+                "first_sentence_s": (sentence or last) - first, "text": text}
 
     return await asyncio.to_thread(work)
 
@@ -169,33 +176,6 @@ async def _decode_section(args: argparse.Namespace, backend: Any, pipeline: Any)
 
 
 
-SENTENCE_END = (". ", ".\n", "! ", "? ", "?\n", "!\n")
-
-
-async def _lookup_run(llama: Any, messages: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
-    """One greedy generation on a prompt whose static prefix is evaluated: decode speed and the time from the
-    first token to the end of the first sentence (what the first verified sentence waits on)."""
-    def work() -> dict[str, Any]:
-        start = time.perf_counter()
-        first = last = sentence = 0.0
-        pieces: list[str] = []
-        for chunk in llama.create_chat_completion(messages=messages, stream=True, max_tokens=max_tokens,
-                                                  temperature=0.0):
-            text = chunk["choices"][0]["delta"].get("content")
-            if text:
-                last = time.perf_counter()
-                first = first or last
-                pieces.append(text)
-                if not sentence and any(end in "".join(pieces) for end in SENTENCE_END):
-                    sentence = last
-        text = "".join(pieces)
-        tokens = len(llama.tokenize(text.encode(), add_bos=False, special=False))
-        return {"ttft_s": first - start, "tokens": tokens, "decode_tok_s": _decode_rate(tokens, first, last),
-                "first_sentence_s": (sentence or last) - first, "text": text}
-
-    return await asyncio.to_thread(work)
-
-
 async def _lookup_section(args: argparse.Namespace, backend: Any, pipeline: Any, eval_set: Any) -> dict[str, Any]:
     """Prompt-lookup decoding (models/prompt_lookup.py) on vs off: the same grounded prompts, greedy, the
     order alternating per question; the first run of each prompt only warms its prefix."""
@@ -218,12 +198,12 @@ async def _lookup_section(args: argparse.Namespace, backend: Any, pipeline: Any,
         messages = [{"role": m.role, "content": m.content}
                     for m in build_messages(question, entries, [], detect_lang(question))]
         llama.draft_model = None
-        await _lookup_run(llama, messages, 1)  # evaluates the prompt: both sides start from the same cache
+        await _raw_run(llama, messages, 1)  # evaluates the prompt: both sides start from the same cache
         runs: dict[str, dict[str, Any]] = {}
         for side in (("off", "on") if index % 2 == 0 else ("on", "off")):
             llama.draft_model = drafter if side == "on" else None
             drafter.reset_counts()  # also begins the generation (Llama.create_chat_completion is called directly)
-            runs[side] = await _lookup_run(llama, messages, args.max_tokens)
+            runs[side] = await _raw_run(llama, messages, args.max_tokens)
             if side == "on":
                 runs[side]["drafted"], runs[side]["accepted"] = drafter.drafted, drafter.accepted
         rows.append({"question": question, **{f"{side}_{key}": value for side, run in runs.items()
