@@ -199,7 +199,8 @@ class LlamaCppBackend:
             llm.save_state = functools.partial(lean_state, llm)  # type: ignore[method-assign]
             llm.load_state = functools.partial(lean_restore, llm)  # type: ignore[method-assign]
         if self.lookup_draft_tokens:
-            llm.draft_model = PromptLookupDraft(self.lookup_draft_tokens)
+            # a LlamaDraftModel by what the loop calls (subclassing it would import llama_cpp with this module)
+            llm.draft_model = PromptLookupDraft(self.lookup_draft_tokens)  # type: ignore[assignment]
             llm.eval = functools.partial(lookup_eval, llm,  # type: ignore[method-assign]
                                          draft_batch=self.lookup_draft_tokens + 1)
         return llm
