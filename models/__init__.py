@@ -60,7 +60,7 @@ GPU_LOOKUP_DRAFT_TOKENS = 15
 def lookup_draft_tokens(settings: LLMSettings) -> int:
     """``LLM_LOOKUP_DRAFT_TOKENS``, or by default: on when the model runs on a GPU, where decoding is bound by
     memory bandwidth and a batch of drafted tokens costs about what one does; off on a CPU, where it costs
-    nearly as much per token (measured: decode 1.08x, first sentence 0.99x on 2 cores)."""
+    nearly as much per token (``anchorgpu bench llm --sections lookup`` measures both sides)."""
     if settings.lookup_draft_tokens is not None:
         return settings.lookup_draft_tokens
     return GPU_LOOKUP_DRAFT_TOKENS if settings.n_gpu_layers else 0

@@ -40,7 +40,7 @@ from models.base import (
     TextDelta,
     estimate_tokens,
 )
-from models.prompt_lookup import PromptLookupDraft, lookup_eval
+from models.prompt_lookup import PromptLookupDraft, enable_prompt_lookup
 
 log = logging.getLogger(__name__)
 
@@ -199,10 +199,7 @@ class LlamaCppBackend:
             llm.save_state = functools.partial(lean_state, llm)  # type: ignore[method-assign]
             llm.load_state = functools.partial(lean_restore, llm)  # type: ignore[method-assign]
         if self.lookup_draft_tokens:
-            # a LlamaDraftModel by what the loop calls (subclassing it would import llama_cpp with this module)
-            llm.draft_model = PromptLookupDraft(self.lookup_draft_tokens)  # type: ignore[assignment]
-            llm.eval = functools.partial(lookup_eval, llm,  # type: ignore[method-assign]
-                                         draft_batch=self.lookup_draft_tokens + 1)
+            enable_prompt_lookup(llm, self.lookup_draft_tokens)
         return llm
 
     async def load(self) -> None:

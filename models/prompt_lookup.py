@@ -17,6 +17,7 @@ copies none (the sampler reads them from the context, ``llama_get_logits_ith`` w
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,8 +29,7 @@ MIN_NGRAM = 2  # one token alone ("the", ",") is found everywhere and predicts l
 
 
 # Draft sizes tried, smallest first: on a CPU a batch costs about the same for 1-3 or 5-7 drafted tokens (the
-# kernels work in fours: 1 token 23 ms, 4 tokens 70, 8 tokens 164, 12 tokens 162, 16 tokens 201 for the default
-# model on 2 cores), so a draft fills its batch; a rejected draft costs the batch, so a draft starts small
+# kernels work in fours), so a draft fills its batch; a rejected draft costs the batch, so a draft starts small
 # and grows only while the model keeps all of it
 DRAFT_SIZES = (3, 7, 11, 15)
 
@@ -96,6 +96,16 @@ def find_draft(ids: npt.NDArray[np.intc], max_tokens: int) -> npt.NDArray[np.int
             start = int(hits[-1]) + n
             return np.asarray(ids[start: min(start + max_tokens, length)], dtype=np.intc)
     return np.empty(0, dtype=np.intc)
+
+
+def enable_prompt_lookup(llm: Any, max_tokens: int) -> PromptLookupDraft:
+    """Drafts of up to ``max_tokens`` for ``llm`` (a ``llama_cpp.Llama``): its draft model, and the eval that
+    gives a draft's batch every position's logits. Setting ``llm.draft_model = None`` turns the drafts off again
+    (the eval then evaluates as the library's does)."""
+    drafter = PromptLookupDraft(max_tokens)
+    llm.draft_model = drafter  # a LlamaDraftModel by what the loop calls (subclassing it imports llama_cpp)
+    llm.eval = functools.partial(lookup_eval, llm, draft_batch=max_tokens + 1)
+    return drafter
 
 
 def lookup_eval(llm: Any, tokens: list[int] | npt.NDArray[np.intc], *, draft_batch: int) -> None:

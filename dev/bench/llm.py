@@ -179,17 +179,13 @@ async def _decode_section(args: argparse.Namespace, backend: Any, pipeline: Any)
 async def _lookup_section(args: argparse.Namespace, backend: Any, pipeline: Any, eval_set: Any) -> dict[str, Any]:
     """Prompt-lookup decoding (models/prompt_lookup.py) on vs off: the same grounded prompts, greedy, the
     order alternating per question; the first run of each prompt only warms its prefix."""
-    from models.prompt_lookup import PromptLookupDraft
+    from models import GPU_LOOKUP_DRAFT_TOKENS
+    from models.prompt_lookup import enable_prompt_lookup
     from rag.answering.prompt import build_messages
     from rag.language import detect_lang
 
     llama = backend.llama
-    drafter = llama.draft_model or PromptLookupDraft()
-    if not backend.lookup_draft_tokens:
-        from functools import partial
-
-        from models.prompt_lookup import lookup_eval
-        llama.eval = partial(lookup_eval, llama, draft_batch=drafter.max_tokens + 1)
+    drafter = llama.draft_model or enable_prompt_lookup(llama, GPU_LOOKUP_DRAFT_TOKENS)
     rows: list[dict[str, Any]] = []
     for index, question in enumerate(q.text for q in eval_set.in_scope[: args.lookup_questions]):
         entries = await pipeline.retrieve(question, [])

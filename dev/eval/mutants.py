@@ -34,6 +34,7 @@ from typing import Literal
 from rag.glossary import GlossaryEntry
 from rag.language import Lang
 from rag.text import STOPWORDS, lemma
+from rag.verification.mentions import holds_part
 
 Part = Literal["tune", "heldout"]
 PARTS: tuple[Part, ...] = ("tune", "heldout")
@@ -497,14 +498,9 @@ def name_part_names(entries: Sequence[GlossaryEntry]) -> dict[str, dict[Lang, li
                        if len(name) >= 3}
              for concept, group in by_concept.items()}
     related: dict[str, dict[Lang, list[str]]] = {}
-
-    def holds(longer: tuple[str, ...], part: tuple[str, ...]) -> bool:
-        return len(part) < len(longer) and any(longer[i:i + len(part)] == part
-                                               for i in range(len(longer) - len(part) + 1))
-
     for concept, own in names.items():
         for other, theirs in names.items():
-            if other == concept or not any(holds(a, b) or holds(b, a) for a in own for b in theirs):
+            if other == concept or not any(holds_part(a, b) or holds_part(b, a) for a in own for b in theirs):
                 continue
             group = by_concept[other]
             by_lang = related.setdefault(concept, {"ru": [], "en": []})

@@ -61,14 +61,15 @@ class ConceptNames:
             keys = self._keys.setdefault(entry.concept, set())
             for name in entry.names:
                 key = compact(name)
+                name_words = words(name)
+                lemmas = " ".join(lemma(w) for w in name_words)
                 if len(key) >= 3:
                     keys.add(key)
-                    for whole in (key, " ".join(lemma(w) for w in words(name))):
+                    for whole in (key, lemmas):
                         self._whole.setdefault(whole, set()).add(entry.concept)
                 if entry.concept in generic or not is_term_like(name):
                     continue
-                name_words = words(name)
-                surface, lemmas = compact("".join(name_words)), " ".join(lemma(w) for w in name_words)
+                surface = compact("".join(name_words))
                 self._surface.setdefault(surface, set()).add(entry.concept)
                 self._lemmas.setdefault(lemmas, set()).add(entry.concept)
                 if not _CYRILLIC.search(name):
@@ -116,6 +117,14 @@ class ConceptNames:
         about another concept ("FSDP … аналог ZeRO-3")."""
         key = compact(text)
         return any(name in key for name in self._keys.get(concept, ()))
+
+
+def holds_part(longer: Sequence[str], part: Sequence[str]) -> bool:
+    """``part`` is a shorter run of ``longer``'s words, in order (Token of Tokens per Second, Attention of Flash
+    Attention): the other concept a name's part names."""
+    size = len(part)
+    return 0 < size < len(longer) and any(tuple(longer[i:i + size]) == tuple(part)
+                                          for i in range(len(longer) - size + 1))
 
 
 @functools.lru_cache(maxsize=4)

@@ -39,7 +39,7 @@ from rag.language import Lang, is_why_question, is_yes_no_question, prevailing_l
 from rag.text import compact, content_lemmas, lemma, words
 from rag.verification.alignment import SENTENCE_JOIN, align, same_root
 from rag.verification.citations import CITATION, strip_citations, verify_citations
-from rag.verification.mentions import ConceptNames, concept_names
+from rag.verification.mentions import ConceptNames, concept_names, holds_part
 
 MIN_SUPPORT = 0.25  # what a sentence adds to the question: at least this share of it is the entry's
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?!\[)|\n+")
@@ -140,6 +140,9 @@ class SentenceVerifier:
                        for e, rendering in zip(self.entries, self._renderings, strict=True)]
         self._names = [[compact(name) for name in e.names if len(compact(name)) >= 3] for e in self.entries]
         self._name_words = [set(content_lemmas(" ".join(e.names))) for e in self.entries]
+        # each name as its lemmas, "DistributedDataParallel (DDP)" under either spelling (:meth:`_names_a_part`)
+        self._name_lemmas = [{tuple(lemma(word) for word in words(spelling)) for name in e.names
+                              for spelling in (name, *_PARENTHESIZED.split(name))} for e in self.entries]
         self._numbers = [_numbers(f"{e.term} {e.definition}", _ANY_NUMBER) for e in self.entries]
         self._question_context_concepts = self._named_concepts(compact(question))
         self._question_comparatives = _comparatives(question)
@@ -263,15 +266,8 @@ class SentenceVerifier:
         head_words = tuple(lemma(word) for word in words(head))
         if not head_words or any(ch.isdigit() for ch in head):
             return False
-        # "DistributedDataParallel (DDP)" is named by either spelling
-        spellings = [spelling for n in cited for name in self.entries[n - 1].names
-                     for spelling in (name, *_PARENTHESIZED.split(name))]
-        names = [tuple(lemma(word) for word in words(spelling)) for spelling in spellings]
-        if head_words in names:
-            return False
-        size = len(head_words)
-        return any(len(name) > size and any(name[i:i + size] == head_words for i in range(len(name) - size + 1))
-                   for name in names)
+        names = [name for n in cited for name in self._name_lemmas[n - 1]]
+        return head_words not in names and any(holds_part(name, head_words) for name in names)
 
     @staticmethod
     def _related_support(sentence_words: set[str], entry_words: set[str]) -> float:
