@@ -22,7 +22,7 @@ from infra.markup import PLAIN, Markup
 from rag.rules import Caveat, RuleBook
 
 LifecycleTopic = Literal["extend", "stop", "start", "end_of_term", "reminders", "group", "list", "rent", "billing",
-                         "spot", "resize", "data", "whole_gpus"]
+                         "spot", "resize", "data", "whole_gpus", "how_soon"]
 # the topics that are how the product bills, not how a rental is managed: answered on the "rule" route
 BillingTopic = Literal["billing", "spot"]
 Front = Literal["chat", "console", "cli"]
@@ -44,6 +44,7 @@ TOPIC_RULES: dict[LifecycleTopic, tuple[str, ...]] = {
     "resize": (STOP_RULE,),
     "data": (),
     "whole_gpus": (),
+    "how_soon": (),
 }
 
 _REMIND_HOURS = int(REMIND_BEFORE.total_seconds() // 3600)
@@ -77,6 +78,9 @@ TOPIC_FACTS: dict[LifecycleTopic, tuple[Phrase, ...]] = {
     "data": (Phrase.of("lifecycle_data_simulated"), Phrase.of("lifecycle_data_not_in_rules")),
     # the quote engine counts whole GPUs (gpu/quote/request.py) and the price list prices a GPU-hour
     "whole_gpus": (Phrase.of("lifecycle_whole_gpus"), Phrase.of("lifecycle_whole_gpus_smallest")),
+    # how soon a rented GPU is there: a simulated placement is active when confirmed; a real boot time is in no rule
+    "how_soon": (Phrase.of("lifecycle_how_soon_simulated"), Phrase.of("lifecycle_how_soon_not_in_rules"),
+                 Phrase.of("lifecycle_rent_telegram")),
 }
 
 # the topics whose product rules are the price list's billing rules (its terms and their discount, the started
@@ -99,6 +103,7 @@ TOPIC_COMMANDS: dict[LifecycleTopic, tuple[str, ...]] = {
     "resize": (f"/quote {EXAMPLE_REQUEST}", "/placements"),
     "data": ("/placements",),
     "whole_gpus": ("/quote l4 x1 10 hours", "/gpus"),
+    "how_soon": (f"/quote {EXAMPLE_REQUEST}",),
 }
 # where a command works: /quote and /placements in Telegram and the console chat alike; placement ids are
 # typed only in the console chat (Telegram acts through the buttons under /placements) and the CLI
@@ -209,10 +214,12 @@ RENT_HOW = _re(r"\bкак\s+(\w+\s+){0,2}(арендова|взять\s+(\w+\s+)
                r"заказать\s+(сервер|gpu|гпу|видеокарт))|"
                r"\bhow\s+(do|can|would|should)\s+(i|we|you)\s+(\w+\s+)?(rent|book|lease)\b|\bhow\s+to\s+(rent|book|lease)\b|"
                r"\bhow\s+(do|can)\s+(i|we)\s+(get|order)\s+(a\s+|an\s+)?(\w+\s+)?(gpus?|servers?|instances?|machines?)\b|"
-               r"\bwhere\s+(do|can)\s+i\s+rent|"
-               # how soon a rented GPU is there: "how long does it take to get a gpu after I pay?"
-               r"\bhow\s+(long|soon|quickly|fast)\s+(\w+\s+){0,5}(get|access|start|ready|provision\w*|spin\w*\s+up)\b"
-               r"(\s+\w+){0,6}\s+(gpus?|instances?|servers?|machines?|placements?|rentals?|after\s+(i\s+)?(pay|rent))\b|"
+               r"\bwhere\s+(do|can)\s+i\s+rent")
+# how soon a rented GPU is there: "how long does it take to get a gpu after I pay?", «через сколько запустится?»
+HOW_SOON = _re(r"\bhow\s+(long|soon|quickly|fast)\s+(\w+\s+){0,5}"
+               r"(get|access|start|boot|ready|provision\w*|spin\w*\s+up)\w*\b(\s+\w+){0,6}\s+(gpus?|instances?|servers?|machines?|placements?|rentals?|after\s+(i\s+)?(pay|rent))\b|"
+               r"\bhow\s+(long|soon|quickly|fast)\s+(\w+\s+){0,4}(gpus?|instances?|servers?|machines?|placements?|rentals?)"
+               r"\s+(\w+\s+){0,2}(start|boot|ready|provision|spin|come\s+up|available|up\b)\w*|"
                r"\bкак\s+(быстро|скоро)\s+(\w+\s+){0,4}(получ|доступ|запуст|выда|предоставл|будет\s+готов)\w*|"
                r"через\s+сколько\s+(\w+\s+){0,4}(получ|доступ|запуст|выда|будет\s+готов|заработа)\w*")
 
@@ -390,6 +397,8 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
         return "end_of_term"
     if LIST.search(text):
         return "list"
+    if HOW_SOON.search(text):
+        return "how_soon"
     if RENT_HOW.search(text):
         return "rent"
     return None

@@ -147,6 +147,9 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)\bмикстрал[ьяею]?\b"), "mixtral"), (re.compile(r"(?i)\bдипс[иеи]к\w*"), "deepseek"),
     (re.compile(r"(?i)\b(висп|вишп)[еи]р\w*"), "whisper"), (re.compile(r"(?i)\bфлюкс\w*|\bфлакс\w*"), "flux"),
     (re.compile(r"(?i)\bшнел+[ья]?\b"), "schnell"),
+    # «стейбл диффузию», «стабл диффужн», «сдхл»: Stable Diffusion as customers spell it in Cyrillic
+    (re.compile(r"(?i)\b(сте[йи]?бл|стэйбл|стабл|стейбел)\w*\s+(диффуз|дифуз|диффуж|дифуж)\w*"), "stable diffusion"),
+    (re.compile(r"(?i)\bсдхл\b|\bсд\s*хл\b"), "sdxl"),
     (re.compile(r"(?i)\b(\d{1,4})\s*[бb](?![\w/])"), r"\1b"),  # «70б» (not «3090 б/у»)
     # a version typed in Cyrillic after the family («deepseek р1», «в3»)
     (re.compile(r"(?i)\b(deepseek|qwen|llama|gemma)(\s*-?\s*)р(\d)"), r"\1\2r\3"),

@@ -172,3 +172,13 @@ def latin_share(text: str) -> float:
 
 def has_meaningful_text(text: str) -> bool:
     return bool(words(text))
+
+
+# "CUDA out of memory", «вылетает cuda oom»: the name of an error met, not the CUDA platform asked about (its
+# definition answers nothing of what to do); the memory that ran out is what such a question is about
+_ERROR_NAME = re.compile(r"(?i)\bcuda(?=[\s:_-]+(error[\s:]+)?(out[\s_-]+of[\s_-]+memory|oom)\b)")
+
+
+def without_error_names(text: str) -> str:
+    """The question less the names of errors it quotes, which name no concept asked about."""
+    return _ERROR_NAME.sub(" ", text)

@@ -8,6 +8,7 @@ from decimal import Decimal
 from app.intents import Intent
 from app.views.compare import short_name
 from app.views.quote import money
+from app.words import DISCOUNT
 from gpu.data import GpuData
 from gpu.prices import PriceList, Term
 from infra.i18n import Lang, t
@@ -38,6 +39,13 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
             parts.append(t("price_discounts", lang, **_discounts(price.term_discount_percent)))
         for gpu_id in intent.unpriced:
             parts.append(t("price_not_rented", lang, gpu=catalog.get(gpu_id).name))
+    elif DISCOUNT.search(intent.text):  # "do you give a discount for a month?": the discounts, not every price
+        lines = _discount_summary(prices, data, lang)
+        if lines:
+            first = next(iter(_discount_groups(prices)))
+            return markup.text("\n".join([t("price_discounts_answer", lang, **dict(first)), *lines[1:],
+                                            t("price_discounts_terms", lang),
+                                            t("price_discounts_ask_for_quote", lang, gpu="H100")]))
     else:  # "what gpus do you have", «ваши цены?»: every GPU we rent, at its hourly price
         parts.append(t("price_no_gpu", lang))
         for gpu_id in data.prices.rentable_ids():
@@ -66,14 +74,20 @@ def _discounts(percent: dict[Term, Decimal]) -> dict[str, str]:
     return {term.value: format(percent[term].normalize(), "f") for term in Term}
 
 
-def _discount_summary(prices: PriceList, data: GpuData, lang: Lang) -> list[str]:
-    """"какая скидка за месяц?": the term discounts most GPUs have, then each GPU that differs."""
+def _discount_groups(prices: PriceList) -> dict[tuple[tuple[str, str], ...], list[str]]:
+    """The GPUs by their term discounts, the discounts most GPUs have first."""
     groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
     for gpu_id, price in prices.gpus.items():
         groups.setdefault(tuple(_discounts(price.term_discount_percent).items()), []).append(gpu_id)
+    return dict(sorted(groups.items(), key=lambda item: -len(item[1])))
+
+
+def _discount_summary(prices: PriceList, data: GpuData, lang: Lang) -> list[str]:
+    """"какая скидка за месяц?": the term discounts most GPUs have, then each GPU that differs."""
+    groups = _discount_groups(prices)
     if not groups:
         return []
-    common = max(groups, key=lambda key: len(groups[key]))
+    common = next(iter(groups))
     lines = [t("price_discounts_all", lang, **dict(common))]
     for key, gpu_ids in groups.items():
         if key != common:

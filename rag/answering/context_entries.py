@@ -18,6 +18,7 @@ from rag.context import Retriever, choose_context, is_definition_question, looks
 from rag.glossary import GlossaryEntry
 from rag.retrieval.retriever import SearchResult
 from rag.subject import definition_subject
+from rag.text import without_error_names
 from rag.verification.mentions import concept_names
 
 MAX_NAMED_CONCEPTS = 2  # the question's own terms put first in the context ("X vs Y" names two)...
@@ -72,6 +73,7 @@ def named_first(glossary: Sequence[GlossaryEntry], question: str, entries: list[
     definitions (retrieval picks the concept asked) or follow-ups (the turn before names the subject)."""
     if not glossary or entries[0].category == "comparisons":
         return entries  # an entry comparing the named concepts («LoRA и DreamBooth») answers for both
+    question = without_error_names(question)
     named = concept_names(tuple(glossary)).in_order(question, latin_only=True)
     if not named:
         return entries

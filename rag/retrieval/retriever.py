@@ -33,6 +33,7 @@ from rag.text import (
     lemma_count,
     load_lemma_table,
     save_lemma_table,
+    without_error_names,
     words,
 )
 
@@ -329,7 +330,7 @@ class HybridRetriever:
         if k < 1 or not has_meaningful_text(_MARKUP.sub(" ", text)):
             return SearchResult(text, False, [], GateEvidence(0.0, 0.0, 0.0))
         index = self._index  # one glossary version for the whole search
-        ranked = self.rank(_MARKUP.sub(" ", text), methods, index)
+        ranked = self.rank(without_error_names(_MARKUP.sub(" ", text)), methods, index)
         fused = self.fuse(ranked, self.dense_trust(text))[:k]
         evidence = self.evidence(ranked)
         hits = [Hit(index.entries[position], round(score, 4)) for position, score in fused]

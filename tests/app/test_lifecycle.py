@@ -56,9 +56,11 @@ LENGTHS_QUOTE = "В этом каталоге неделя составляет 
     ("как посмотреть мои аренды", "list"),
     ("how do I rent a GPU", "rent"),
     # how soon a rented GPU is there
-    ("how long does it take to get a gpu after I pay?", "rent"),
-    ("через сколько после оплаты запустится gpu?", "rent"),
-    ("как быстро я получу доступ к серверу после оплаты?", "rent"),
+    ("how long does it take to get a gpu after I pay?", "how_soon"),
+    ("через сколько после оплаты запустится gpu?", "how_soon"),
+    ("как быстро я получу доступ к серверу после оплаты?", "how_soon"),
+    ("how long does it take to start an instance", "how_soon"),
+    ("how fast will the server be ready?", "how_soon"),
     # extend, with typos and slang
     ("можно прадлить аренду?", "extend"),
     ("хочу продлевать сервак каждый месяц", "extend"),

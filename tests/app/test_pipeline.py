@@ -35,6 +35,17 @@ async def test_a_fit_question_in_free_words_gets_the_fit_verdict(pipeline: Reply
     assert isinstance(sdxl, FitReply) and sdxl.results[0].fits and sdxl.results[0].gpu.id == "rtx-4090"
 
 
+@pytest.mark.parametrize(("text", "model_id"), [("потянет ли 4090 стабл диффузию", "sdxl"),
+                                                ("стейбл диффужн на l4 влезет?", "sdxl"),
+                                                ("сдхл на л4 пойдёт?", "sdxl"),
+                                                ("стейбл диффузия 1.5 на 3090", "sd-1.5")])
+async def test_stable_diffusion_spelled_in_cyrillic_is_the_catalogs_model(pipeline: ReplyPipeline, text: str,
+                                                                           model_id: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, FitReply) and reply.error is None, reply
+    assert reply.results[0].request.model.id == model_id
+
+
 async def test_x_or_y_for_z_is_the_fit_on_both_side_by_side(pipeline: ReplyPipeline) -> None:
     reply = await pipeline.reply("a100 40gb или 80gb для llama 13b fp16?")
     assert isinstance(reply, FitReply)
@@ -414,6 +425,18 @@ async def test_a_gpu_we_do_not_rent_gets_what_we_rent_instead_not_an_offer_to_pr
     shown = render_text(reply, pipeline.data)
     assert "B200" in shown and "H100 SXM 80GB" in shown and "L4 24GB" in shown  # what is rented, by name
     assert "term discounts" not in shown and "скидками за срок" not in shown
+
+
+@pytest.mark.parametrize(("text", "month"), [("can I get a discount if I rent for a month?", "month −25%"),
+                                             ("какие у вас скидки?", "месяц −25%")])
+async def test_a_discount_asked_with_no_gpu_gets_the_term_discounts_first_not_every_price(
+        pipeline: ReplyPipeline, text: str, month: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.routing.intent == "price", reply
+    first, *rest = render_text(reply, pipeline.data).splitlines()
+    assert month in first and "committed" in first
+    assert any("MI300X" in line and "30%" in line for line in rest)  # the GPU whose discounts differ
+    assert not any("L4 24GB" in line for line in rest)  # not the whole price list
 
 
 @pytest.mark.parametrize(("text", "cheapest", "other"), [

@@ -23,3 +23,16 @@ async def test_the_concept_a_question_asks_about_leads_its_context(question: str
     retriever = shared_retriever()
     entries = await context_entries(retriever, lambda: list(retriever.entries), question, [], top_k=4)
     assert entries is not None and entries[0].concept == concept, [e.id for e in entries or []]
+
+
+@pytest.mark.parametrize("question", ["у меня вылетает CUDA out of memory при обучении, что делать",
+                                      "training crashes with cuda oom, what can i do?",
+                                      "my training keeps dying with OOM on 24gb"])
+async def test_an_out_of_memory_error_in_training_is_about_saving_memory_not_the_cuda_platform(
+        question: str) -> None:
+    """"CUDA out of memory" names the error met, not CUDA: its definition says nothing of what to do."""
+    retriever = shared_retriever()
+    entries = await context_entries(retriever, lambda: list(retriever.entries), question, [], top_k=4)
+    assert entries is not None, question
+    assert entries[0].concept == "gradient-checkpointing", [e.id for e in entries]
+    assert all(e.concept != "cuda" for e in entries), [e.id for e in entries]
