@@ -57,7 +57,9 @@ CHEAPEST = re.compile(r"(?i)(\bcheapest\b|least\s+expensive|most\s+affordable|lo
 AT_LEAST = re.compile(r"(?i)\b(more\s+than|over|at\s+least|min(imum)?|>=?|above)\s+\d{2,3}\s*(gb|gib|gigs?)|"
                       r"\d{2,3}\s*(gb|gib)\s*\+|\b(от|больше|более|свыше|не\s+меньше|минимум)\s+\d{2,3}\s*"
                       r"(гб|гиб|гиг\w*|gb)|\d{2,3}\s*(гб|gb)\s+(и\s+больше|или\s+больше|and\s+(up|more)|or\s+more)")
-MEMORY_SIZE = re.compile(r"(?i)\b(\d{2,3})\s*(gb|gib|гб|гиб|гиг\w*|gigs?)\b")
+MEMORY_SIZE = re.compile(r"(?i)\b(\d{2,4})\s*(gb|gib|гб|гиб|гиг\w*|gigs?)\b")
+_GPU_MEMORY = re.compile(r"(?i)\bv?ram\b|\bvideo\s*memory|\bgpu\s+memory|\bmemory\b|памят\w*|видеопамят\w*")
+GPUS_PER_SERVER = 8  # the usual most GPUs in one server (HGX, MI300X platforms): the sets a memory total prefers
 RENTAL_WORDS = re.compile(r"(?i)(аренд|арендов|rent|\bgpu|гпу|видеокарт|карт[аыу]\b|инстанс|instance|сервер|server|"
                           r"\bчас|hour|spot|спот|committed|on-demand|по требованию|прайс|price list|quote|расч[её]т|"
                           r"скидк|discount)")
@@ -199,11 +201,22 @@ class IntentClassifier:
         return Intent("price", question, gpu_ids=tuple(gpu for gpu in named if gpu in rentable),
                       unpriced=tuple(gpu for gpu in named if gpu not in rentable))
 
+    def memory_total(self, question: str) -> int | None:
+        """The memory asked, in GB, when it is more than any GPU we rent has: a total over several GPUs."""
+        size = MEMORY_SIZE.search(question)
+        if size is None or not _GPU_MEMORY.search(question) or self.gpus_named(MEMORY_SIZE.sub(" ", question)):
+            return None  # "re-upload 500gb every time": data, not GPU memory
+        largest = max(self.data.gpus.get(gpu_id).memory_gb for gpu_id in self.data.prices.rentable_ids())
+        return int(size.group(1)) if int(size.group(1)) > largest else None
+
     def price_intent(self, question: str) -> Intent:
         """The price-list reply to a price question: the GPUs it names, rented or not (none: the whole list);
         the cheapest asked for ("cheapest 80gb card"): the rented GPUs cheapest first, of that memory or more
         (a size names no one GPU here: the catalog's first 80 GB card is not the cheapest one)."""
         intent = self._price(question) or Intent("price", question)
+        total = self.memory_total(question)
+        if total is not None and not intent.gpu_ids and not intent.unpriced:
+            return Intent("price", question, cheapest=True, min_memory_gb=total)
         size = MEMORY_SIZE.search(question)
         if size is not None and AT_LEAST.search(question) and not self.gpus_named(MEMORY_SIZE.sub(" ", question)):
             # "what gpus do you have with more than 100gb?", «есть карты на 80 гб и больше?»: a bound, not a

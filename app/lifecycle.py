@@ -22,7 +22,7 @@ from infra.markup import PLAIN, Markup
 from rag.rules import Caveat, RuleBook
 
 LifecycleTopic = Literal["extend", "stop", "start", "end_of_term", "reminders", "group", "list", "rent", "billing",
-                         "spot", "resize", "data", "whole_gpus", "how_soon"]
+                         "spot", "resize", "data", "whole_gpus", "how_soon", "access"]
 # the topics that are how the product bills, not how a rental is managed: answered on the "rule" route
 BillingTopic = Literal["billing", "spot"]
 Front = Literal["chat", "console", "cli"]
@@ -45,6 +45,7 @@ TOPIC_RULES: dict[LifecycleTopic, tuple[str, ...]] = {
     "data": (),
     "whole_gpus": (),
     "how_soon": (),
+    "access": (),
 }
 
 _REMIND_HOURS = int(REMIND_BEFORE.total_seconds() // 3600)
@@ -81,6 +82,8 @@ TOPIC_FACTS: dict[LifecycleTopic, tuple[Phrase, ...]] = {
     # how soon a rented GPU is there: a simulated placement is active when confirmed; a real boot time is in no rule
     "how_soon": (Phrase.of("lifecycle_how_soon_simulated"), Phrase.of("lifecycle_how_soon_not_in_rules"),
                  Phrase.of("lifecycle_rent_telegram")),
+    # connecting to a rented machine: a simulated placement has no address or login; a real one is in no rule
+    "access": (Phrase.of("lifecycle_access_simulated"), Phrase.of("lifecycle_access_not_in_rules")),
 }
 
 # the topics whose product rules are the price list's billing rules (its terms and their discount, the started
@@ -104,6 +107,7 @@ TOPIC_COMMANDS: dict[LifecycleTopic, tuple[str, ...]] = {
     "data": ("/placements",),
     "whole_gpus": ("/quote l4 x1 10 hours", "/gpus"),
     "how_soon": (f"/quote {EXAMPLE_REQUEST}",),
+    "access": ("/placements",),
 }
 # where a command works: /quote and /placements in Telegram and the console chat alike; placement ids are
 # typed only in the console chat (Telegram acts through the buttons under /placements) and the CLI
@@ -215,6 +219,22 @@ RENT_HOW = _re(r"\bкак\s+(\w+\s+){0,2}(арендова|взять\s+(\w+\s+)
                r"\bhow\s+(do|can|would|should)\s+(i|we|you)\s+(\w+\s+)?(rent|book|lease)\b|\bhow\s+to\s+(rent|book|lease)\b|"
                r"\bhow\s+(do|can)\s+(i|we)\s+(get|order)\s+(a\s+|an\s+)?(\w+\s+)?(gpus?|servers?|instances?|machines?)\b|"
                r"\bwhere\s+(do|can)\s+i\s+rent")
+# connecting to a rented machine: "how do i connect via ssh", «как подключиться к серверу по ssh?»
+ACCESS = _re(r"\b(how|where|can\s+i|can\s+we)\b(\s+\S+){0,4}\s+(connect|ssh|log\s*in|login|sign\s+in|access|get\s+into)"
+             r"\b(\s+\S+){0,5}\s+(via\s+|over\s+|with\s+|through\s+)?(ssh|jupyter|terminal|gpus?|instances?|servers?"
+             r"|machines?|placements?|rentals?|box|node|vm|it)\b|"
+             r"\b(how|where)\b(\s+\S+){0,3}\s+(ssh|jupyter)\b(?!\s+(is|means?|stands))|"
+             r"\b(ip(\s+address)?|ssh\s+keys?|credentials|password|login)\s+(of|for|to)\s+(my|the|our)\s+(gpu|instance|server"
+             r"|machine|placement|rental|box|node|vm)|"
+             r"\b(как|куда|где|можно\s+ли)\b(\s+\S+){0,4}\s+(подключ|зайти|войти|залогин|попасть|законнект)\w*"
+             r"(\s+\S+){0,4}\s+(по\s+ssh|ssh|через\s+ssh|юпитер|jupyter|к\s+(\w+\s+)?(сервер|машин|инстанс|gpu|гпу|видеокарт"
+             r"|размещени|аренд|ноде|ноду|тачке))\w*|"
+             r"\b(ip|айпи|адрес|пароль|логин|доступы|ssh-?ключ)\w*\s+(от\s+|к\s+|для\s+)?(мо\w+\s+|наш\w+\s+)?"
+             r"(сервер|машин|инстанс|аренд|размещени|gpu|гпу)\w*")
+# GPUs connected to each other ("how do i connect two gpus with nvlink"): an interconnect, not a login
+INTERCONNECT = _re(r"nvlink|nvswitch|pcie|infiniband|\btogether\b|each\s+other|между\s+собой|друг\s+с\s+другом|"
+                   r"\b(two|2|several|multiple|many|\d+)\s+(gpus|cards|nodes)|\b(две|двух|2|несколько|нескольк\w+|\d+)\s+"
+                   r"(карт|gpu|гпу|видеокарт|нод)")
 # how soon a rented GPU is there: "how long does it take to get a gpu after I pay?", «через сколько запустится?»
 HOW_SOON = _re(r"\bhow\s+(long|soon|quickly|fast)\s+(\w+\s+){0,5}"
                r"(get|access|start|boot|ready|provision\w*|spin\w*\s+up)\w*\b(\s+\w+){0,6}\s+(gpus?|instances?|servers?|machines?|placements?|rentals?|after\s+(i\s+)?(pay|rent))\b|"
@@ -399,6 +419,8 @@ def lifecycle_topic(text: str) -> LifecycleTopic | None:
         return "list"
     if HOW_SOON.search(text):
         return "how_soon"
+    if ACCESS.search(text) and not other and not INTERCONNECT.search(text):
+        return "access"
     if RENT_HOW.search(text):
         return "rent"
     return None

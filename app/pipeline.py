@@ -39,7 +39,7 @@ from app.followup import (
     refine_fit,
     refine_quote,
 )
-from app.intents import AT_LEAST, MEMORY_SIZE, Intent, IntentClassifier, spec_fields_asked
+from app.intents import AT_LEAST, GPUS_PER_SERVER, MEMORY_SIZE, Intent, IntentClassifier, spec_fields_asked
 from app.lifecycle import (
     DATA,
     REFUND,
@@ -76,6 +76,7 @@ from gpu.compare import aspect_asked, compare_gpus, fastest_rented
 from gpu.data import GpuData
 from gpu.fit.architectures import ModelSpec
 from gpu.fit.largest import family_named, language_models, largest_fitting
+from gpu.fit.quant import WEIGHT_FORMATS
 from gpu.fit.request import CLOSED_MODEL, FitInputError
 from gpu.fit.service import FitService
 from gpu.quote.duration import format_amount
@@ -99,7 +100,6 @@ SMALL_TALK = ("greeting", "thanks", "help", "complaint")
 # semantic confidence: a route is taken from the words alone when it leads by this much (e5 puts any two
 # sentences above ~0.75, so leads are small); chosen by a grid on the dev part of tests/eval/routing.yaml
 CLEAR_MARGIN = 0.009
-GPUS_PER_SERVER = 8  # the usual most GPUs in one server (HGX, MI300X platforms): the sets a memory total prefers
 SMALL_TALK_MIN_SCORE = 0.86
 OFF_TOPIC_MIN_SCORE = 0.82
 COMMON_DURATIONS: dict[Lang, tuple[str, ...]] = {"ru": ("1 день", "1 неделя", "2 недели", "1 месяц"),
@@ -152,10 +152,15 @@ CODE_NAME = re.compile(r"(?i)\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\(")
 TOOLS_OR = re.compile(r"(?i)^(?!.*\bна\s+ч[её]м\b).*(\bor\b|\bили\b|\bvs\.?|\bversus\b|\bпротив\b)")
 # how long a training or a run takes («сколько времени учить 70b с нуля?», "how long does it take to train a 70b
 # model?"): a time the fit does not compute (the glossary says what it says about it, or nothing)
-TIME_ASKED = re.compile(r"(?i)\bhow\s+long\s+(does|would|will|did)\s+(it|\w+)\s+take\b|\bhow\s+long\s+to\s+(train|fine"
-                        r"|finetune|pretrain)|сколько\s+(времени|дней|часов|по\s+времени)\s+(\w+\s+)?(займ|уйд|обуча|учит"
+TIME_ASKED = re.compile(r"(?i)\bhow\s+long\s+(does|would|will|did)\s+(\S+\s+){1,5}take\b"
+                        r"|\bhow\s+long\s+to\s+(train|fine|finetune|pretrain)|сколько\s+(времени|дней|часов|по\s+времени)\s+(\w+\s+)?(займ|уйд|обуча|учит"
                         r"|трениров|дообуч|файнтюн)|как\s+долго\s+(\w+\s+)?(обуча|учит|трениров|дообуч)"
                         r"|\bсколько\s+(\w+\s+)?(займ[её]т|уйд[её]т)\b")
+RENT_ASKED = re.compile(r"(?i)\brent|аренд|\bbook\b|\bснять\b|\bвзять\b")
+# which GPU to take asked of a model («какая карта лучше для llama 70b по цене», "best gpu for qwen 32b price-wise")
+WHICH_GPU = re.compile(r"(?i)\b(какая|какую|какой|какие|which|what)\s+(\w+\s+)?(карт|видеокарт|gpu|гпу|card|setup"
+                       r"|конфиг|сервер|server)\w*|\bbest\s+(\w+\s+)?(gpu|card|setup|option)|\bлучш\w*\s+(\w+\s+)?"
+                       r"(карт|видеокарт|gpu|гпу|вариант)\w*")
 # the hardware a question names in general words ("why does llama 70b need 2 gpus?"): a fit question
 GPU_WORDS = re.compile(r"(?i)\bgpus?\b|\bгпу\b|\bcards?\b|карт[аыуе]?\b|видеокарт|видюх|\bvram\b|памят|\bmemory\b"
                        r"|\bgb\b|\bгб\b|\bгиг\w*")
@@ -413,6 +418,10 @@ class ReplyPipeline:
         if earlier_route == "fit":
             return refine_fit(earlier, normalise(text), now, self.fit.parser)
         if earlier_route == "price" and now.model is None:
+            total = self.intents.memory_total(earlier_text)
+            if now.duration is not None and not now.gpus and total is not None:
+                # "for a week" after "I need 640GB of VRAM, what are my options?": each set priced for the week
+                return Refinement(f"{total}GB {normalise(text)}", "quote")
             if now.duration is not None:  # «а если 4 штуки на неделю?» after «сколько стоит 4090?»: its quote
                 return quote_of_price(earlier, normalise(text), now)
             if now.gpus:  # «а на 4090?» after «сколько стоит час l40s»: that GPU's prices
@@ -488,6 +497,11 @@ class ReplyPipeline:
         # "what's the cheapest gpu with 48gb?": the price list cheapest first (a model named: the fit's
         # cheapest configurations; a duration: the quote, which lists the cheaper ways to pay)
         if words.cheapest and not has_model and not has_duration and not off_topic:
+            return Decision("price")
+        # "I need 640GB of VRAM, what are my options?": more memory than any card we rent, so a total; the sets of
+        # GPUs that add up to it, per hour (a duration makes it the quote above)
+        if self.intents.memory_total(text) is not None and not has_gpu and not has_model and not has_duration \
+                and not off_topic:
             return Decision("price")
         # "which gpus have at least 80gb?": the rented GPUs of that memory or more (a bound names no one card)
         if AT_LEAST.search(text) and not has_model and not has_duration and not off_topic \
@@ -631,7 +645,7 @@ class ReplyPipeline:
         if is_definition_question(text) and not has_gpu and not has_model and not slots.duration and not chat \
                 and not price_list_asked:
             return Decision("glossary")  # «что такое спот-инстанс?»: a concept, whatever words it has
-        priced = money or words.discount or words.price_list or (
+        priced = money or words.discount or words.price_list or words.price_cover or (
             sem in ("quote", "price") and words.lead(sem) >= CLEAR_MARGIN)
         # «сколько жрёт по питанию l40s»: a "how much" of a GPU's own figure is a spec question, not a price
         if priced and has_gpu and not words.price and not words.rental and spec_fields_asked(text):
@@ -645,13 +659,15 @@ class ReplyPipeline:
             quote_asked = words.calculate or (slots.count or 0) > 1 or (sem == "quote" and not words.price)
             if has_gpu and not has_duration and quote_asked and not words.rate:
                 return Decision("clarify", missing="duration")
+            if has_model and not has_gpu and has_duration and money:
+                return Decision("quote")  # "how much to run llama 70b for a week": the fit's cheapest, quoted
             if not has_gpu and has_duration and money and (words.calculate or not words.discount):
                 return Decision("clarify", missing="gpu")
             if not has_gpu and not has_model and words.calculate and not words.discount and words.rental:
                 return Decision("clarify", missing="gpu")
-            if has_model and not has_gpu and not words.price:
-                return Decision("fit")
-            if has_gpu or words.discount or words.price_list \
+            if has_model and not has_gpu and (not words.price or (WHICH_GPU.search(text) and not has_duration)):
+                return Decision("fit")  # «какая карта лучше для llama 70b по цене»: the fit's cheapest configurations
+            if has_gpu or words.discount or words.price_list or words.price_cover \
                     or (words.rental and (words.price or (sem == "price" and words.asks_us))):
                 return Decision("price")
             if not has_model and sem == "price" and words.lead(sem) >= CLEAR_MARGIN and (words.asks_us or words.price):
@@ -712,6 +728,13 @@ class ReplyPipeline:
         why_on_a_gpu = words.explain and distinct < 2 and not spec_fields_asked(text)
         if has_gpu and sem in ("spec", "compare") and not why_on_a_gpu:
             return Decision("spec")
+        # "need gpus for a hackathon this weekend, what do you suggest?", «ок а если на месяц с коммитом?»: a rental's
+        # length (or way of paying) with no GPU or model named: which GPU and how many, not a glossary concept
+        if has_duration and not has_gpu and not has_model and not is_definition_question(text) \
+                and not words.naming and (GPU_WORDS.search(text) or RENT_ASKED.search(text)
+                                          or slots.pricing is not None
+                                          or (sem in ("quote", "price") and words.lead(sem) >= CLEAR_MARGIN)):
+            return Decision("clarify", missing="gpu")
         return Decision("glossary")
 
     def _unreadable(self, text: str) -> bool:
@@ -818,6 +841,15 @@ class ReplyPipeline:
                 if not asked:
                     raise QuoteInputError(f"No GPU we rent has {min_memory_gb} GB.", [], "gpu", "no_gpu_with_memory",
                                           gb=min_memory_gb)
+            fitted = None
+            if not slots.gpus and slots.model is not None:
+                # "how much to run llama 70b for a week": the configurations the fit finds cheapest, each quoted
+                fit = self.fit.fit(normalise(text))
+                asked = [GpuSlot(option.gpu_id, option.gpu_name, option.count) for option in fit.cheapest]
+                fitted = f"{fit.request.model.name} · {WEIGHT_FORMATS[fit.request.quant].label}"
+                if not asked:
+                    raise QuoteInputError(f"Nothing we rent fits {fitted}.", [], "gpu", "nothing_fits",
+                                          model=fitted)
             options = []
             for gpu in asked:
                 # "8 A100 или 4 H100": each its own count; "A100 или H100 на месяц, 4 штуки": the one said
@@ -832,12 +864,15 @@ class ReplyPipeline:
                 options.append((request, self.quotes.preview(request)))
         except QuoteInputError as exc:
             return QuoteReply(text, lang, routing, error=exc)
+        except FitInputError as exc:
+            return QuoteReply(text, lang, routing, error=QuoteInputError(str(exc), [], "gpu", "nothing_fits",
+                                                                         model=slots.model_name or ""))
         if not slots.gpus:  # chosen here, not named: the cheapest few
             options = sorted(options, key=lambda option: option[1].total)[:MAX_QUOTE_OPTIONS]
         request, quote = options[0]
         return QuoteReply(text, lang, routing, quote=quote, request=request,
                           options=tuple(options) if len(options) > 1 else (), min_memory_gb=min_memory_gb,
-                          chosen=not slots.gpus, memory_in_total=memory_in_total)
+                          chosen=not slots.gpus, memory_in_total=memory_in_total, fitted_model=fitted)
 
     def _fit(self, text: str, lang: Lang, routing: Routing) -> FitReply:
         slots = routing.slots

@@ -75,6 +75,9 @@ class QuoteReply(BaseReply):
     # more memory than any one GPU has and no count said ("640GB of VRAM for a week"): the memory is a total,
     # the options are sets of GPUs that add up to it
     memory_in_total: bool = False
+    # a model named with no GPU ("how much to run llama 70b for a week"): the options are the cheapest
+    # configurations that fit it, by the fit
+    fitted_model: str | None = None
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,7 @@ class Signals:
         self.cheaper = bool(CHEAPER.search(text))
         self.payment = bool(PAYMENT.search(PAID_PERIOD.sub(" ", text)))
         self.discount = bool(DISCOUNT.search(text))
+        self.price_cover = asks_what_price_covers(text)
         self.other_provider = bool(OTHER_PROVIDER.search(text))
         # a price asked at another provider («сколько a100 стоит на runpod»): theirs, which we do not know
         provider = OTHER_PROVIDER.search(text)
@@ -177,17 +178,45 @@ PAYMENT_METHOD = re.compile(
     r"|\bинвойс\w*|\binvoic\w*|\bwire\s+transfer|bank\s+transfer|банковск\w+\s+перевод\w*|по\s+сч[её]ту"
     r"|сч[её]т\w*\s+(на\s+оплату|для\s+юр)|юр\.?\s*лиц\w*|юрлиц\w*|\bvat\b|\bндс\b|способ\w*\s+оплат\w*"
     r"|payment\s+methods?|how\s+(can|do)\s+i\s+pay|как\s+(можно\s+)?(оплатить|заплатить|платить))")
+# what else a price may cover: "does the price include storage?", «трафик входит в стоимость?», "is storage extra?"
+EXTRAS = re.compile(r"(?i)\b(storage|disks?|ssd|nvme|volumes?|traffic|egress|ingress|network|internet|ip\s+address\w*"
+                    r"|public\s+ip|cpus?|vcpus?|ram|electricity|setup\s+fees?"
+                    r"|хранилищ\w*|диск\w*|трафик\w*|сет[ьи]\b|интернет\w*|ip-?адрес\w*|\bцп\b|процессор\w*"
+                    r"|оперативк\w*|оперативн\w+\s+памят\w*|электричеств\w*)")
+# included in a price (said with a price word) or charged besides it (the words say so themselves)
+INCLUDED = re.compile(r"(?i)\binclud\w*|включ\w*|входит|входят")
+CHARGED_BESIDES = re.compile(r"(?i)\bextra\b|\bseparately\b|\bon\s+top\b|\bhidden\b|\bextra\s+charge\w*"
+                             r"|отдельно|сверху|доплат\w*|дополнительн\w*\s+(плат|расход|сбор)\w*")
+PRICE_WORD = re.compile(r"(?i)\bpric\w*|\bcosts?\b|\brates?\b|\bquotes?\b|\bpay\w*|\bcharg\w*|\bbill\w*"
+                        r"|стоимост\w*|\bцен\w*|плат\w*|тариф\w*|сч[её]т\w*|расч[её]т\w*")
+# fees besides the price asked about: "are there any hidden fees?", «есть скрытые платежи?»
+FEES = re.compile(r"(?i)\b(hidden|extra|additional|other)\s+(fees?|costs?|charges?)\b|\bany\s+fees\b|\bcommissions?\b"
+                  r"|\bскрыт\w*\s+(плат|комисси|расход|сбор|списани)\w*"
+                  r"|\bдополнительн\w*\s+(плат|комисси|расход|сбор|списани)\w*|\bкомисси\w*")
+
+
+def asks_what_price_covers(text: str) -> bool:
+    """Whether a price covers more than the GPU (storage, traffic…), or what else is charged."""
+    if FEES.search(text):
+        return True
+    if not EXTRAS.search(text):
+        return False
+    return bool(CHARGED_BESIDES.search(text) or (INCLUDED.search(text) and PRICE_WORD.search(text)))
+
+
 # taxes and bookkeeping: neither the price list, the rules nor the glossary advise on them («какой налог платит ип»,
 # "how do i deduct gpu rental from taxes"); VAT on our invoices is a payment question (PAYMENT_METHOD)
 TAX = re.compile(r"(?i)(\bналог\w*|\bусн\b|\bндфл\b|\bбухгалтер\w*|\bбухучет\w*|\bбухуч[её]т\w*|\bамортизац\w*"
                  r"|\btax(es|ed|ation)?\b|\bdeduct\w*|\baccountant\w*|\bbookkeep\w*|\bdepreciat\w*)")
 # something for free asked of us: a trial, credits, a grant, a startup programme (no rule or price states one)
-TRIAL = re.compile(r"(?i)\bfree\s+(trial|credits?|tier|hours?|test\w*|access|gpu\s+hours?)\b"
+TRIAL = re.compile(r"(?i)\bfree\s+(trial|credits?|tier|plan|hours?|test\w*|access|gpu\s+hours?)\b"
+                   r"|\b(for|anything)\s+free\b|\b(student|students|academic|education\w*)\s+(plan|tier|pricing|price|rate)"
                    r"|\btrial\s+(period|access|run|credits?)|\b(is|are)\s+there\s+(a|any)\s+(free\s+)?trial"
                    r"|\bpromo\s*codes?\b|\bcredits?\s+for\s+(startups?|students?)"
                    r"|\b(startup|student|academic|research)\s+(program\w*|credits?|discounts?|grants?)"
                    r"|\bпробн\w+\s+(период|доступ|верси|аренд)\w*|\bтестов\w+\s+(доступ|период)\w*|\bпромокод\w*"
-                   r"|\bбесплатн\w*\s+(доступ|час|период|кредит|тест|попробова|погонять|дать|дадите)\w*"
+                   r"|\bбесплатн\w*\s+(доступ|час|период|кредит|тест|попробова|погонять|дать|дадите|тариф|план"
+                   r"|вариант|минут)\w*|\bбесплатно\b|\b(студенческ|учебн|образовательн)\w*\s+(тариф|план|скидк|цен)\w*"
                    r"|\bгрант\w*|\b(кредиты|скидк\w*)\s+(для\s+)?(стартап|студент)\w*")
 # a service level promised: uptime, an SLA, credits for downtime (no rule or entry states one)
 SLA = re.compile(r"(?i)\bsla\b|\buptime\b|\bап-?тайм\w*|\bгарант\w*\s+(\w+\s+)?(доступност|аптайм|работоспособност)\w*"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
 
-from app.intents import Intent
+from app.intents import GPUS_PER_SERVER, Intent
 from app.views.compare import short_name
 from app.views.quote import money
-from app.words import DISCOUNT
+from app.words import DISCOUNT, asks_what_price_covers
 from gpu.data import GpuData
 from gpu.prices import PriceList, Term
 from infra.i18n import Lang, t
@@ -23,6 +24,11 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
     prices = data.prices.current()
     catalog = data.gpus
     parts = [t("price_intro", lang)]
+    if asks_what_price_covers(intent.text):  # the price list prices GPU-hours, nothing else
+        parts.append(t("price_gpu_hours_only", lang))
+        if not intent.gpu_ids and not intent.unpriced:
+            parts.append(t("price_ask_for_quote", lang, gpu="H100"))
+            return markup.text("\n".join(parts))
     if FREE_NOW.search(intent.text):  # nothing to look up: a simulated rental never runs out
         parts.append(t("price_availability_simulated", lang))
     if intent.cheapest and (intent.gpu_ids or not intent.unpriced):  # "cheapest b200": that it is not rented
@@ -66,7 +72,11 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
     # an example in the customer's own words, never a count or a term nobody asked for
     # («2 RTX 4090 на неделю», not «2 GeForce…»: the name without its vendor, product line and memory size)
     gpu = re.sub(r"\s+\d+\s?GB$", "", short_name(catalog.get(intent.gpu_ids[0]))) if intent.gpu_ids else "H100"
-    parts.append(t("price_ask_for_quote", lang, gpu=gpu))
+    largest = max((catalog.get(gpu_id).memory_gb for gpu_id in data.prices.rentable_ids()), default=0)
+    if intent.cheapest and not intent.gpu_ids and (intent.min_memory_gb or 0) > largest:
+        parts.append(t("price_ask_for_quote_memory", lang, gb=intent.min_memory_gb))  # a total: the sets priced
+    else:
+        parts.append(t("price_ask_for_quote", lang, gpu=gpu))
     return markup.text("\n".join(parts))
 
 
@@ -102,6 +112,8 @@ def _cheapest_first(intent: Intent, data: GpuData, lang: Lang) -> list[str]:
     candidates = [gpu_id for gpu_id in (intent.gpu_ids or data.prices.rentable_ids())
                   if prices.price_for(gpu_id) is not None
                   and data.gpus.get(gpu_id).memory_gb >= (intent.min_memory_gb or 0)]
+    if not candidates and intent.min_memory_gb and not intent.gpu_ids:
+        return _sets_adding_up(intent.min_memory_gb, data, lang)
     if not candidates:
         return [t("price_cheapest_none", lang, gb=intent.min_memory_gb or 0)]
     candidates.sort(key=lambda gpu_id: (prices.price_for(gpu_id).on_demand, gpu_id))  # type: ignore[union-attr]
@@ -114,4 +126,26 @@ def _cheapest_first(intent: Intent, data: GpuData, lang: Lang) -> list[str]:
         line = t("price_line", lang, gpu=data.gpus.get(gpu_id).name,
                  price=money(price.on_demand, prices.currency, lang), spot=spot)
         lines.append(line + (t("price_cheapest_mark", lang) if rank == 0 else ""))
+    return lines
+
+
+def _sets_adding_up(total_gb: int, data: GpuData, lang: Lang) -> list[str]:
+    """"I need 640GB of VRAM": no card has it, so the sets of each rented GPU that add up to it (those one
+    server holds, when any does), the cheapest per hour first."""
+    prices = data.prices.current()
+    sets = []
+    for gpu_id in data.prices.rentable_ids():
+        price = prices.price_for(gpu_id)
+        if price is None:
+            continue
+        spec = data.gpus.get(gpu_id)
+        count = math.ceil(total_gb / spec.memory_gb)
+        sets.append((price.on_demand * count, count, gpu_id, spec))
+    most = GPUS_PER_SERVER if any(count <= GPUS_PER_SERVER for _, count, _, _ in sets) \
+        else data.prices.current().max_gpus_per_quote
+    sets = sorted((item for item in sets if item[1] <= most), key=lambda item: (item[0], item[2]))
+    lines = [t("price_sets_title", lang, gb=total_gb)]
+    for hourly, count, _gpu_id, spec in sets:
+        lines.append(t("price_set_line", lang, count=count, gpu=spec.name, gb=f"{count * spec.memory_gb:g}",
+                       price=money(hourly, prices.currency, lang)))
     return lines

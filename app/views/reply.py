@@ -57,7 +57,9 @@ def render_quote_options(reply: QuoteReply, markup: Markup = PLAIN) -> str:
     first = reply.options[0][1]
     lines = [markup.bold(t("quote_options_compared_title", lang, duration=first.duration.describe(lang),
                            pricing=pricing_label(first.pricing, lang)))]
-    if reply.chosen:  # not named by the customer: say which ones these are
+    if reply.chosen and reply.fitted_model:  # the fit chose them for the model named
+        lines.append(markup.text(t("quote_options_chosen_fit", lang, model=reply.fitted_model, shown=len(ranked))))
+    elif reply.chosen:  # not named by the customer: say which ones these are
         chosen = "quote_options_chosen_total_memory" if reply.memory_in_total else "quote_options_chosen_memory"
         lines.append(markup.text(t(chosen, lang, gb=reply.min_memory_gb, shown=len(ranked))
                                  if reply.min_memory_gb else t("quote_options_chosen_cheapest", lang,

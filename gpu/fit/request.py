@@ -297,7 +297,8 @@ class RequestParser:
             raise FitInputError("fit_err_too_long", length=len(text), limit=MAX_TEXT)
         clean = THOUSANDS.sub(lambda m: m.group(1).replace(",", ""), drop_foreign(MARKUP.sub(" ", text.lower())))
         clean = FINE_TUNE_SPACED.sub(r"fine-tun\1", clean)  # "fine tune" is "fine-tune"
-        tokens = [tok.strip(".:()[]{}\"'«»“”") for tok in TOKEN_SPLIT.split(clean)]
+        # "~50 users", "≈20 клиентов": a number said roughly is the number
+        tokens = [tok.strip(".:()[]{}\"'«»“”").lstrip("~≈") for tok in TOKEN_SPLIT.split(clean)]
         tokens = [tok for tok in tokens if tok in TIMES or any(char.isalnum() for char in tok)]
         if not tokens and model is None:
             raise FitInputError("fit_err_usage")

@@ -190,3 +190,17 @@ async def test_a_gpus_price_after_a_fit_is_its_price_and_a_time_after_a_price_is
         assert gpu in render_text(reply, pipeline.data)
     assert isinstance(four, QuoteReply) and four.request is not None, four
     assert (four.request.gpu_id, four.request.gpu_count, four.request.duration.hours) == ("rtx-4090", 4, 168)
+
+
+@pytest.mark.parametrize(("ask", "then"), [("I need 640GB of VRAM, what are my options", "for a week"),
+                                           ("нужно 1000 гб видеопамяти, что посоветуете?", "а на неделю?")])
+async def test_a_memory_total_gets_the_sets_adding_up_to_it_then_their_quotes_for_a_term(
+        pipeline: ReplyPipeline, ask: str, then: str) -> None:
+    """More memory than any card we rent is a total: the sets of GPUs adding up to it, per hour, and the term
+    said next prices each set."""
+    options, week = await _conversation(pipeline, [ask, then])
+    assert isinstance(options, CatalogReply) and options.routing.intent == "price", options
+    shown = render_text(options, pipeline.data)
+    assert "MI300X" in shown and ("640 GB" in shown or "1000 ГБ" in shown)
+    assert isinstance(week, QuoteReply) and week.memory_in_total and week.options, week
+    assert all(request.duration.hours == 168 for request, _ in week.options)

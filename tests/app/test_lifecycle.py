@@ -61,6 +61,9 @@ LENGTHS_QUOTE = "В этом каталоге неделя составляет 
     ("как быстро я получу доступ к серверу после оплаты?", "how_soon"),
     ("how long does it take to start an instance", "how_soon"),
     ("how fast will the server be ready?", "how_soon"),
+    ("how do i connect via ssh", "access"), ("как подключиться к серверу по ssh?", "access"),
+    ("where do i find the ip address of my instance", "access"),
+    ("how do i login to jupyter on the instance", "access"),
     # extend, with typos and slang
     ("можно прадлить аренду?", "extend"),
     ("хочу продлевать сервак каждый месяц", "extend"),
@@ -397,3 +400,9 @@ def test_an_hours_price_is_not_the_billing_rule(text: str) -> None:
                                   "мои веса модели сохраняются при обучении?"])
 def test_a_model_kept_in_memory_is_not_a_question_about_ones_data(text: str) -> None:
     assert lifecycle_topic(text) != "data"
+
+
+@pytest.mark.parametrize("text", ["how can i connect two gpus with nvlink", "what is ssh",
+                                  "как подключить wandb к обучению"])
+def test_connecting_gpus_or_a_concept_is_not_logging_in_to_a_rental(text: str) -> None:
+    assert lifecycle_topic(text) != "access"

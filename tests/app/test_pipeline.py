@@ -346,9 +346,12 @@ async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipelin
     # something for free: no rule or price states a trial, credits or a grant
     ("is there a free trial", "pipeline_trial"), ("дайте тестовый доступ бесплатно", "pipeline_trial"),
     ("do you offer free credits for startups?", "pipeline_trial"),
+    ("я студент, есть бесплатный тариф?", "pipeline_trial"), ("can i try it for free?", "pipeline_trial"),
+    ("is there a student plan", "pipeline_trial"),
     # how long the work takes on the GPUs named: not a rental's length to ask for
     ("мне нужно обучить модель на 1 трлн токенов, сколько это займет на 8 h100", "pipeline_time_estimate"),
     ("how long will it take to train a 7b on 8 h100", "pipeline_time_estimate"),
+    ("how long does training a 7b take on an h100", "pipeline_time_estimate"),
 ])
 async def test_other_providers_and_payment_methods_are_said_to_be_unknown(pipeline: ReplyPipeline, text: str,
                                                                          phrase: str) -> None:
@@ -437,6 +440,17 @@ async def test_a_discount_asked_with_no_gpu_gets_the_term_discounts_first_not_ev
     assert month in first and "committed" in first
     assert any("MI300X" in line and "30%" in line for line in rest)  # the GPU whose discounts differ
     assert not any("L4 24GB" in line for line in rest)  # not the whole price list
+
+
+@pytest.mark.parametrize("text", ["does the price include storage?", "трафик входит в стоимость?",
+                                  "are there any hidden fees", "есть ли скрытые платежи?", "is storage extra?"])
+async def test_what_a_price_covers_is_gpu_hours_only_not_the_price_list(pipeline: ReplyPipeline,
+                                                                        text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.routing.intent == "price", reply
+    shown = render_text(reply, pipeline.data)
+    assert "GPU-hours only" in shown or "только GPU-часы" in shown
+    assert "L4 24GB" not in shown  # not the whole price list
 
 
 @pytest.mark.parametrize(("text", "cheapest", "other"), [
@@ -762,3 +776,33 @@ async def test_a_family_named_with_no_size_is_asked_which_of_its_sizes(pipeline:
     assert 2 <= len(ids) <= 5 and all(model_id.startswith(family) for model_id in ids), ids
     sizes = [pipeline.data.models.get(model_id).params for model_id in ids]
     assert sizes == sorted(sizes)  # smallest first
+
+
+@pytest.mark.parametrize(("text", "model"), [("how much does it cost to run llama 70b for a week", "Llama 3.3 70B"),
+                                             ("сколько будет стоить запустить qwen 32b на неделю", "Qwen2.5 32B")])
+async def test_a_model_and_a_term_priced_with_no_gpu_quotes_the_fits_cheapest_configurations(
+        pipeline: ReplyPipeline, text: str, model: str) -> None:
+    """Not "which GPU?": the fit knows which configurations hold the model; each is quoted for the term."""
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, QuoteReply) and reply.options and reply.fitted_model, reply
+    assert reply.fitted_model.startswith(model)
+    assert all(request.duration.hours == 168 for request, _ in reply.options)
+    fit = pipeline.fit.fit(text)
+    assert [(request.gpu_id, request.gpu_count) for request, _ in reply.options] == \
+        [(option.gpu_id, option.count) for option in fit.cheapest]
+    assert model in render_text(reply, pipeline.data)
+
+
+@pytest.mark.parametrize("text", ["какая карта лучше для инференса llama 70b по цене",
+                                  "what's the best gpu for qwen 32b price-wise"])
+async def test_which_gpu_for_a_model_by_price_is_the_fit_not_the_price_list(pipeline: ReplyPipeline,
+                                                                           text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, FitReply) and reply.results[0].cheapest, reply
+
+
+@pytest.mark.parametrize("text", ["we're a team of 5, need gpus for a hackathon this weekend, what do you suggest",
+                                  "ок а если на месяц с коммитом?"])
+async def test_a_term_with_no_gpu_or_model_asks_which_gpu(pipeline: ReplyPipeline, text: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, ClarifyReply) and reply.missing == "gpu", reply

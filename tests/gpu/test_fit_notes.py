@@ -65,6 +65,7 @@ FREE_FORM = [
     ("Is a single h200 enough for llama 4 scout in int4?", "llama-4-scout", "h200", 1, {"quant": "awq"}),
     ("mixtral on 2x a100 40gb in 4-bit, will it work?", "mixtral-8x7b", "a100-40gb", 2, {"quant": "nf4"}),
     ("can I serve llama 3.3 70b to 50 users on four h100", "llama-3.3-70b", "h100-sxm", 4, {"batch": 50}),
+    ("serve llama 3.3 70b to ~50 users on four h100", "llama-3.3-70b", "h100-sxm", 4, {"batch": 50}),
     ("обучить qwen3-4b на a100 с батчем 16 и контекстом 4096", "qwen3-4b", "a100-80gb", 1,
      {"mode": "train", "batch": 16, "context": 4096}),
     ("Is it possible to run glm 4.5 air on 2 h100 using vllm?", "glm-4.5-air", "h100-sxm", 2, {}),
