@@ -765,7 +765,12 @@ class ReplyPipeline:
         if route == "compare":
             aspect = aspect_asked(text)
             gpu_ids = fastest_rented(self.data, aspect) if decision.fastest else slots.gpu_ids
-            comparison = compare_gpus(self.data, gpu_ids, aspect)
+            # "8x a100 or 4x h100": sets, when each GPU has its count and they are not all one
+            distinct = list({gpu.id: gpu for gpu in slots.gpus}.values())
+            counts = [gpu.count for gpu in distinct]
+            sets = not decision.fastest and len(distinct) == len(gpu_ids) \
+                and all(count is not None for count in counts) and any(count != 1 for count in counts)
+            comparison = compare_gpus(self.data, gpu_ids, aspect, [count or 1 for count in counts] if sets else ())
             return CompareReply(text, lang, routing, comparison)
         if route == "clarify":
             return self._clarify(text, lang, routing, decision.missing or "duration")

@@ -80,6 +80,16 @@ class GpuComparison:
     basis: Basis | None
     figures: tuple[float | None, ...]
     tied: tuple[str, ...]
+    # "8x a100 or 4x h100": how many of each GPU, each set decided by its totals (every figure times its count);
+    # all 1 when no counts were asked
+    counts: tuple[int, ...] = ()
+
+    @property
+    def in_sets(self) -> bool:
+        return any(count != 1 for count in self.counts)
+
+    def count_of(self, gpu_id: str) -> int:
+        return self.counts[self.ids.index(gpu_id)] if self.counts else 1
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -97,7 +107,7 @@ class GpuComparison:
 
     def verdict_for(self, aspect: Aspect) -> Verdict:
         """Any aspect's decision over the same GPUs (a general comparison shows each job's winner)."""
-        return decide(self.gpus, aspect)
+        return decide(self.gpus, aspect, self.counts)
 
 
 def training_basis(gpus: Sequence[GPUSpec]) -> Basis:
@@ -117,12 +127,15 @@ def _exact(value: float) -> Decimal:
     return Decimal(repr(value))  # repr: the shortest text of the YAML number, not its binary expansion
 
 
-def decide(gpus: Sequence[GPUSpec], aspect: Aspect) -> Verdict:
-    """The rule of this module's docstring applied to ``gpus``."""
+def decide(gpus: Sequence[GPUSpec], aspect: Aspect, counts: Sequence[int] = ()) -> Verdict:
+    """The rule of this module's docstring applied to ``gpus`` (sets of ``counts`` of them: their totals, the
+    ideal a job split across the set approaches; communication takes some of it)."""
     if aspect == "general":
         return Verdict(aspect, None, (), None, None, None)
     basis = training_basis(gpus) if aspect == "training" else _ASPECT_BASIS[aspect]
-    figures = tuple(_figure(spec, basis) for spec in gpus)
+    counts = tuple(counts) or (1,) * len(gpus)
+    figures = tuple(None if (value := _figure(spec, basis)) is None else value * count
+                    for spec, count in zip(gpus, counts, strict=True))
     known = [(value, spec.id) for spec, value in zip(gpus, figures, strict=True) if value is not None]
     if len(known) < 2:
         return Verdict(aspect, basis, figures, None, None, None)
@@ -152,7 +165,8 @@ def fastest_rented(data: GpuData, aspect: Aspect, per_basis: int = 2) -> list[st
     return chosen
 
 
-def compare_gpus(data: GpuData, gpu_ids: Sequence[str], aspect: Aspect) -> GpuComparison:
+def compare_gpus(data: GpuData, gpu_ids: Sequence[str], aspect: Aspect, counts: Sequence[int] = ()
+                 ) -> GpuComparison:
     """The named catalog GPUs side by side with their on-demand prices, decided for ``aspect``.
 
     ``gpu_ids`` are catalog ids (resolve what a user typed with ``GPUCatalog.resolve`` first); a repeated id
@@ -164,14 +178,16 @@ def compare_gpus(data: GpuData, gpu_ids: Sequence[str], aspect: Aspect) -> GpuCo
     if aspect not in ASPECTS:
         raise ValueError(f"unknown aspect {aspect!r}; expected one of {', '.join(ASPECTS)}")
     distinct = list(dict.fromkeys(gpu_ids))
+    if counts and (len(counts) != len(gpu_ids) or len(distinct) != len(gpu_ids) or min(counts) < 1):
+        raise ValueError("counts must give one positive count for each of the distinct GPUs")
     if len(distinct) < 2:
         raise ValueError(f"a comparison needs at least two different GPUs, got {distinct or 'none'}")
     catalog, prices = data.gpus, data.prices.current()  # one version of each file for the whole answer
     specs = tuple(catalog.get(gpu_id) for gpu_id in distinct)
     hourly = tuple(price.on_demand if (price := prices.price_for(spec.id)) is not None else None for spec in specs)
-    verdict = decide(specs, aspect)
+    verdict = decide(specs, aspect, counts)
     return GpuComparison(
         gpus=specs, aspect=aspect, prices=hourly, currency=prices.currency, example_prices=prices.example,
         leader=verdict.leader, runner_up=verdict.runner_up, ratio=verdict.ratio, basis=verdict.basis,
-        figures=verdict.figures, tied=verdict.tied,
+        figures=verdict.figures, tied=verdict.tied, counts=tuple(counts) or (1,) * len(specs),
     )

@@ -55,6 +55,12 @@ def _ratio(ratio: Decimal, lang: Lang) -> str:
     return number(_plain(shown if shown != 1 else ratio), lang)
 
 
+def _set_name(comparison: GpuComparison, gpu_id: str) -> str:
+    """"H100 SXM 80GB", or "4× H100 SXM 80GB" when sets of GPUs are compared."""
+    name = short_name(comparison.spec(gpu_id))
+    return f"{comparison.count_of(gpu_id)}× {name}" if comparison.in_sets else name
+
+
 def _names(specs: Sequence[GPUSpec], lang: Lang) -> str:
     names = [short_name(spec) for spec in specs]
     if len(names) == 1:
@@ -94,8 +100,8 @@ def _decided(comparison: GpuComparison, verdict: Verdict, lang: Lang) -> str:
     if verdict.leader is not None and verdict.runner_up is not None and verdict.ratio is not None:
         lead, other = figure[verdict.leader], figure[verdict.runner_up]
         assert lead is not None and other is not None  # decide() ranks known figures only
-        return t(f"compare_verdict_{verdict.aspect}", lang, leader=short_name(comparison.spec(verdict.leader)),
-                 runner=short_name(comparison.spec(verdict.runner_up)), lead=_basis_value(lead, basis, lang),
+        return t(f"compare_verdict_{verdict.aspect}", lang, leader=_set_name(comparison, verdict.leader),
+                 runner=_set_name(comparison, verdict.runner_up), lead=_basis_value(lead, basis, lang),
                  other=_basis_value(other, basis, lang), ratio=_ratio(verdict.ratio, lang), precision=precision)
     if verdict.tied:
         value = figure[verdict.tied[0]]
@@ -108,7 +114,7 @@ def _decided(comparison: GpuComparison, verdict: Verdict, lang: Lang) -> str:
 def _winner(comparison: GpuComparison, verdict: Verdict, lang: Lang) -> str:
     """One aspect's winner in the general verdict: a name, a tie, or a dash."""
     if verdict.leader is not None:
-        return short_name(comparison.spec(verdict.leader))
+        return _set_name(comparison, verdict.leader)
     if verdict.tied:
         return t("compare_even", lang, gpus=_names([comparison.spec(i) for i in verdict.tied], lang))
     return t("compare_unknown", lang)
@@ -120,13 +126,27 @@ def verdict_text(comparison: GpuComparison, lang: Lang) -> list[str]:
         verdicts = [comparison.verdict_for(aspect) for aspect in DECIDING_ASPECTS]
         leaders = {verdict.leader for verdict in verdicts}
         if len(leaders) == 1 and (leader := leaders.pop()) is not None:  # one GPU wins every job outright
-            return [t("compare_verdict_sweep", lang, leader=short_name(comparison.spec(leader)))]
+            return [t("compare_verdict_sweep", lang, leader=_set_name(comparison, leader)), *_sets(comparison, lang)]
         winners = {verdict.aspect: _winner(comparison, verdict, lang) for verdict in verdicts}
-        return [t("compare_verdict_general", lang, **winners)]
-    lines = [_decided(comparison, comparison.verdict(), lang), t(f"compare_why_{comparison.aspect}", lang)]
+        return [t("compare_verdict_general", lang, **winners), *_sets(comparison, lang)]
+    lines = [_decided(comparison, comparison.verdict(), lang), *_sets(comparison, lang),
+             t(f"compare_why_{comparison.aspect}", lang)]
     if comparison.basis == "fp16_tflops":
         without = [spec for spec in comparison.gpus if spec.bf16_tflops is None]
         lines.append(t("compare_fp16_basis", lang, gpus=_names(without, lang)))
+    return lines
+
+
+def _sets(comparison: GpuComparison, lang: Lang) -> list[str]:
+    """Sets of GPUs compared: the figures above are totals, and each set's price per hour."""
+    if not comparison.in_sets:
+        return []
+    prices = [t("compare_set_price", lang, gpus=_set_name(comparison, spec.id),
+                price=money(price * comparison.count_of(spec.id), comparison.currency, lang))
+              for spec, price in zip(comparison.gpus, comparison.prices, strict=True) if price is not None]
+    lines = [t("compare_sets_totals", lang)]
+    if prices:
+        lines.append(t("compare_sets_prices", lang, prices="; ".join(prices)))
     return lines
 
 
@@ -163,6 +183,7 @@ def comparison_json(comparison: GpuComparison) -> dict[str, Any]:
             "bf16_tflops": spec.bf16_tflops, "fp16_tflops": spec.fp16_tflops, "fp8_tflops": spec.fp8_tflops,
             "interconnect": spec.interconnect, "rented": price is not None,
             "on_demand_hourly": None if price is None else format(price, "f"),
+            "count": comparison.count_of(spec.id),
         })
     return {
         "aspect": comparison.aspect,

@@ -806,3 +806,10 @@ async def test_which_gpu_for_a_model_by_price_is_the_fit_not_the_price_list(pipe
 async def test_a_term_with_no_gpu_or_model_asks_which_gpu(pipeline: ReplyPipeline, text: str) -> None:
     reply = await pipeline.reply(text)
     assert isinstance(reply, ClarifyReply) and reply.missing == "gpu", reply
+
+
+async def test_sets_of_gpus_compared_say_their_totals_and_their_prices(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("what's faster for training, 8x a100 or 4x h100")
+    assert isinstance(reply, CompareReply) and reply.comparison is not None and reply.comparison.in_sets, reply
+    shown = render_text(reply, pipeline.data)
+    assert "4× H100 SXM 80GB is faster" in shown and "8× A100 80GB — 14.32 USD" in shown

@@ -196,3 +196,18 @@ def test_the_fastest_rented_gpus_lead_on_the_figure_the_job_is_decided_by(aspect
     for figure in figures:  # the leader on each deciding figure is among them
         assert max(rented, key=lambda spec: getattr(spec, figure)).id in chosen
     compare_gpus(data, chosen, aspect)  # type: ignore[arg-type]  # and they compare
+
+
+def test_sets_of_gpus_are_decided_by_their_totals() -> None:
+    """"8x a100 or 4x h100": one A100 has more memory per dollar, but the sets are what is asked about."""
+    a100, h100 = CATALOG.get("a100-80gb"), CATALOG.get("h100-sxm")
+    assert a100.bf16_tflops is not None and h100.bf16_tflops is not None
+    training = compare_gpus(DATA, [a100.id, h100.id], "training", [8, 4])
+    assert training.in_sets and training.count_of(a100.id) == 8
+    assert training.figures == (a100.bf16_tflops * 8, h100.bf16_tflops * 4)
+    assert training.leader == h100.id and training.ratio == _ratio(h100.bf16_tflops * 4, a100.bf16_tflops * 8)
+    memory = compare_gpus(DATA, [a100.id, h100.id], "memory", [8, 4])
+    assert memory.leader == a100.id and memory.figures == (640, 320)
+    assert not compare_gpus(DATA, [a100.id, h100.id], "memory").in_sets
+    with pytest.raises(ValueError):
+        compare_gpus(DATA, [a100.id, h100.id], "memory", [8])
