@@ -107,6 +107,21 @@ COMMON_DURATIONS: dict[Lang, tuple[str, ...]] = {"ru": ("1 день", "1 нед�
 # a message that opens with a greeting starts a conversation anew: it completes nothing asked before
 GREETING = re.compile(r"(?i)^\W*(привет\w*|здравствуй\w*|добр\w+\s+(день|вечер|утро|ночи)|доброе\s+утро|хай|hi|hello"
                       r"|hey|good\s+(morning|afternoon|evening))\b")
+# the courtesies around a request («здравствуйте, подскажите пожалуйста цены»): they make a message read as small
+# talk to the router (it scored that one as a thanks), so it scores what is asked without them
+_OPENING_GREETING = re.compile(GREETING.pattern + r"[\s,.!:;—-]+(?=\S+\s+\S+)")
+_COURTESY = re.compile(r"(?i)\b(пожалуйста|пожалуйсто|плиз|please|pls|plz)\b[,!]?|^\W*(подскажите|скажите|подскажи"
+                       r"|скажи)\b[,!]?\s+(?=\S+\s+\S+)")
+
+
+def without_courtesies(text: str) -> str:
+    """The message less an opening greeting and the words of politeness, when a request remains."""
+    rest = _OPENING_GREETING.sub("", text, count=1)
+    rest = _COURTESY.sub(" ", rest)
+    rest = " ".join(rest.split())
+    return rest or text
+
+
 # who or what the bot is: "hey there, is this the gpu rental bot?", «ты бот?», "who are you"
 ABOUT_THE_BOT = re.compile(r"(?i)(\bis\s+this\s+(the\s+|an?\s+)?([\w-]+\s+){0,3}(bot|support|assistant)\b"
                            r"|\bare\s+(you|u)\s+(a\s+|an\s+)?(bot|human|real\s+person|ai|robot)\b|\bwho\s+are\s+(you|u)\b"
@@ -297,7 +312,7 @@ class ReplyPipeline:
         if self.router is None or self.encode is None:
             return None
         try:
-            vector = self.encode(text)
+            vector = self.encode(without_courtesies(text))
         except Exception:  # an embedder failure must not cost the reply: slots and rules still route
             log.exception("routing embedding failed")
             return None

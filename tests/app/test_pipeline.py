@@ -813,3 +813,17 @@ async def test_sets_of_gpus_compared_say_their_totals_and_their_prices(pipeline:
     assert isinstance(reply, CompareReply) and reply.comparison is not None and reply.comparison.in_sets, reply
     shown = render_text(reply, pipeline.data)
     assert "4× H100 SXM 80GB is faster" in shown and "8× A100 80GB — 14.32 USD" in shown
+
+
+@pytest.mark.parametrize(("text", "route"), [("здравствуйте, подскажите пожалуйста цены", "price"),
+                                             ("hi there, how much is an h100 please", "price")])
+async def test_a_greeting_and_courtesies_around_a_request_leave_the_request(pipeline: ReplyPipeline, text: str,
+                                                                           route: str) -> None:
+    reply = await pipeline.reply(text)
+    assert reply.routing.intent == route, reply
+
+
+async def test_a_greeting_with_a_question_is_never_answered_as_thanks(pipeline: ReplyPipeline) -> None:
+    """«здравствуйте, подскажите что у вас есть для обучения» was answered «Пожалуйста! Будут ещё вопросы…»."""
+    reply = await pipeline.reply("здравствуйте, подскажите что у вас есть для обучения")
+    assert not (isinstance(reply, SmallTalkReply) and reply.kind == "thanks"), reply
