@@ -171,6 +171,13 @@ TIME_ASKED = re.compile(r"(?i)\bhow\s+long\s+(does|would|will|did)\s+(\S+\s+){1,
                         r"|\bhow\s+long\s+to\s+(train|fine|finetune|pretrain)|сколько\s+(времени|дней|часов|по\s+времени)\s+(\w+\s+)?(займ|уйд|обуча|учит"
                         r"|трениров|дообуч|файнтюн)|как\s+долго\s+(\w+\s+)?(обуча|учит|трениров|дообуч)"
                         r"|\bсколько\s+(\w+\s+)?(займ[её]т|уйд[её]т)\b")
+_FORMATS = r"(bf16|fp16|fp32|tf32|fp8|fp4|int8|int4|nf4|awq|gptq|gguf)"
+FORMAT_CHOICE = re.compile(r"(?i)\b" + _FORMATS + r"\s*(или|or|vs\.?|versus|либо|/)\s*" + _FORMATS + r"\b")
+COMPATIBLE = re.compile(r"(?i)\bcompatib\w*|\bсовместим\w*|\b(support|supports|supported|поддерживает|поддержива\w*)\s+"
+                        r"(\w+\s+)?(cuda|rocm|nccl|tensorrt|cudnn|triton|flash[\s-]?attention|vllm|pytorch)\b|\bwork\w*\s+with\s+"
+                        r"(cuda|rocm|pytorch|vllm|tensorrt)\b|\b(cuda|rocm)\s+(on|на)\b"
+                        r"|\b(cuda|rocm|vllm|pytorch|tensorrt|triton|sglang|tgi|ollama|deepspeed)\s+(support|supports|работает"
+                        r"|поддерживает)\b")
 RENT_ASKED = re.compile(r"(?i)\brent|аренд|\bbook\b|\bснять\b|\bвзять\b")
 # which GPU to take asked of a model («какая карта лучше для llama 70b по цене», "best gpu for qwen 32b price-wise")
 WHICH_GPU = re.compile(r"(?i)\b(какая|какую|какой|какие|which|what)\s+(\w+\s+)?(карт|видеокарт|gpu|гпу|card|setup"
@@ -619,6 +626,11 @@ class ReplyPipeline:
         # a technique asked with one GPU as its context («учу на своей 4090, ловлю OOM — есть трюк, где жертвуешь
         # скоростью… что за трюк?», «одна 3060, слышал есть вариант, где база в 4 битах»): the technique's question
         if has_gpu and words.technique and distinct < 2 and not has_model and not has_duration and not money:
+            return Decision("glossary")
+        # two formats to choose between, or a platform's support, with one GPU as the context («bf16 или fp16 для
+        # обучения на a100», "is the mi300x compatible with cuda"): the concepts' question, not the GPU's figures
+        if has_gpu and distinct < 2 and not has_model and not has_duration and not money \
+                and (FORMAT_CHOICE.search(text) or COMPATIBLE.search(text)) and self._concept_named(text):
             return Decision("glossary")
         if has_gpu and distinct == 1 and PURPOSE.search(text) and not has_model and not has_duration and not money \
                 and self._gpu_in_glossary(slots.gpu_ids[0]):

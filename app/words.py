@@ -177,7 +177,11 @@ PAYMENT_METHOD = re.compile(
     r"|банковск\w+\s+карт\w*|\bcredit\s+card|\bdebit\s+card|\bcard\s+payment|безнал\w*|наличн\w*|\bcash\b"
     r"|\bинвойс\w*|\binvoic\w*|\bwire\s+transfer|bank\s+transfer|банковск\w+\s+перевод\w*|по\s+сч[её]ту"
     r"|сч[её]т\w*\s+(на\s+оплату|для\s+юр)|юр\.?\s*лиц\w*|юрлиц\w*|\bvat\b|\bндс\b|способ\w*\s+оплат\w*"
-    r"|payment\s+methods?|how\s+(can|do)\s+i\s+pay|как\s+(можно\s+)?(оплатить|заплатить|платить))")
+    r"|payment\s+methods?|how\s+(can|do)\s+i\s+pay|как\s+(можно\s+)?(оплатить|заплатить|платить)"
+    # «можно оплатить картой?», "can i pay by card?", "do you accept amex"
+    r"|(оплат|заплат|плат)\w*\s+(\w+\s+)?(картой|карточкой|криптой|наличными|переводом|с\s+карты)"
+    r"|\bpay\w*\s+(by|with|via|using)\s+(a\s+)?(card|credit|debit|crypto|bank|wire|check|cheque|amex|apple\s+pay"
+    r"|google\s+pay)|\baccept\w*\s+(cards?|credit|crypto|amex|visa|paypal))")
 # what else a price may cover: "does the price include storage?", «трафик входит в стоимость?», "is storage extra?"
 EXTRAS = re.compile(r"(?i)\b(storage|disks?|ssd|nvme|volumes?|traffic|egress|ingress|network|internet|ip\s+address\w*"
                     r"|public\s+ip|cpus?|vcpus?|ram|electricity|setup\s+fees?"

@@ -344,6 +344,7 @@ async def test_the_price_list_asked_without_a_gpu_lists_every_rented_gpu(pipelin
     ("how much does runpod charge for an h100? are they cheaper than you?", "pipeline_other_provider"),
     ("write me a python script to scrape amazon", "pipeline_off_topic"),
     # something for free: no rule or price states a trial, credits or a grant
+    ("можно оплатить картой?", "pipeline_payment_method"), ("can i pay by card?", "pipeline_payment_method"),
     ("is there a free trial", "pipeline_trial"), ("дайте тестовый доступ бесплатно", "pipeline_trial"),
     ("do you offer free credits for startups?", "pipeline_trial"),
     ("я студент, есть бесплатный тариф?", "pipeline_trial"), ("can i try it for free?", "pipeline_trial"),
@@ -827,3 +828,11 @@ async def test_a_greeting_with_a_question_is_never_answered_as_thanks(pipeline: 
     """«здравствуйте, подскажите что у вас есть для обучения» was answered «Пожалуйста! Будут ещё вопросы…»."""
     reply = await pipeline.reply("здравствуйте, подскажите что у вас есть для обучения")
     assert not (isinstance(reply, SmallTalkReply) and reply.kind == "thanks"), reply
+
+
+@pytest.mark.parametrize("text", ["bf16 или fp16 для обучения на a100", "is the mi300x compatible with cuda",
+                                  "does vllm support mi300x"])
+async def test_formats_or_software_asked_with_a_gpu_as_context_are_the_glossarys(pipeline: ReplyPipeline,
+                                                                                text: str) -> None:
+    """Not the GPU's spec card: «bf16 или fp16 на a100» asks which format, not the A100's TFLOPS."""
+    assert isinstance(await pipeline.reply(text), GlossaryReply)
