@@ -27,6 +27,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Literal
 
 from app.concepts import ConceptNames
@@ -71,7 +72,18 @@ from app.router import RouteScores, SemanticRouter
 from app.slots import GpuSlot, Slots, normalise, read_slots
 from app.smalltalk import FAREWELL
 from app.translit import latin_words, russian_in_latin, to_cyrillic
-from app.words import CONCEPT_ASKED, HAVE_YOU, LISTING, NAMING, OUR_PRICES, QUOTED, TECHNIQUE, Signals, asked_clauses
+from app.words import (
+    CONCEPT_ASKED,
+    HAVE_YOU,
+    LISTING,
+    NAMING,
+    OUR_PRICES,
+    QUOTED,
+    TECHNIQUE,
+    Signals,
+    asked_clauses,
+    budget_asked,
+)
 from gpu.compare import aspect_asked, compare_gpus, fastest_rented
 from gpu.data import GpuData
 from gpu.fit.architectures import ModelSpec
@@ -504,6 +516,9 @@ class ReplyPipeline:
             return Decision("quote")
         # no GPU named but what it must have and for how long ("4 GPUs with at least 80GB each for 2 weeks, what
         # are my options?", "cheapest option for 8 gpus for a month"): every GPU that qualifies, priced
+        # a budget and a term, no GPU ("I have $2000 for a week, what can I rent?"): the most of each GPU it pays for
+        if budget_asked(text) is not None and has_duration and not has_gpu and not has_model:
+            return Decision("quote")
         asks_options = MEMORY_SIZE.search(text) is not None or words.cheapest or words.cheaper
         if not has_gpu and has_duration and not has_model and asks_options \
                 and (money or words.rental or slots.count is not None or sem in ("quote", "price")):
@@ -874,6 +889,12 @@ class ReplyPipeline:
                     raise QuoteInputError(f"No GPU we rent has {min_memory_gb} GB.", [], "gpu", "no_gpu_with_memory",
                                           gb=min_memory_gb)
             fitted = None
+            budget = budget_asked(text) if not slots.gpus and slots.model is None else None
+            if budget is not None:
+                asked = self._within_budget(budget, slots)
+                if not asked:
+                    raise QuoteInputError(f"No GPU we rent fits a budget of {budget}.", [], "gpu", "over_budget",
+                                          budget=f"{budget.normalize():f} {self.quotes.prices().currency}")
             if not slots.gpus and slots.model is not None:
                 # "how much to run llama 70b for a week": the configurations the fit finds cheapest, each quoted
                 fit = self.fit.fit(normalise(text))
@@ -899,12 +920,39 @@ class ReplyPipeline:
         except FitInputError as exc:
             return QuoteReply(text, lang, routing, error=QuoteInputError(str(exc), [], "gpu", "nothing_fits",
                                                                          model=slots.model_name or ""))
-        if not slots.gpus:  # chosen here, not named: the cheapest few
+        if budget is not None:  # the most memory the budget buys first
+            options = sorted(options, key=lambda option: -option[1].gpu_count * self.data.gpus.get(
+                option[0].gpu_id).memory_gb)[:MAX_QUOTE_OPTIONS]
+        elif not slots.gpus:  # chosen here, not named: the cheapest few
             options = sorted(options, key=lambda option: option[1].total)[:MAX_QUOTE_OPTIONS]
         request, quote = options[0]
         return QuoteReply(text, lang, routing, quote=quote, request=request,
                           options=tuple(options) if len(options) > 1 else (), min_memory_gb=min_memory_gb,
-                          chosen=not slots.gpus, memory_in_total=memory_in_total, fitted_model=fitted)
+                          chosen=not slots.gpus, memory_in_total=memory_in_total, fitted_model=fitted,
+                          budget=budget)
+
+    def _total(self, gpu_id: str, count: int, slots: Slots) -> Decimal:
+        request_text = f"{gpu_id} x{count} {_duration_text(slots)}"
+        if slots.pricing is not None:
+            request_text += f" {slots.pricing.value}"
+        return self.quotes.preview(self.quotes.parse(request_text).request).total
+
+    def _within_budget(self, budget: Decimal, slots: Slots) -> list[GpuSlot]:
+        """Each rented GPU as many times as the budget pays for over the term (the way of paying asked, else
+        on demand), none where one is already over it."""
+        catalog, most = self.data.gpus, self.quotes.prices().max_gpus_per_quote
+        within = []
+        for gpu_id in self.data.prices.rentable_ids():
+            try:
+                one = self._total(gpu_id, 1, slots)
+            except QuoteInputError:
+                continue  # no such way of paying for this GPU (spot is not offered for every GPU)
+            count = min(int(budget // one), most) if one > 0 else 0
+            while count >= 1 and self._total(gpu_id, count, slots) > budget:  # lines are rounded per line
+                count -= 1
+            if count >= 1:
+                within.append(GpuSlot(gpu_id, catalog.get(gpu_id).name, count))
+        return within
 
     def _fit(self, text: str, lang: Lang, routing: Routing) -> FitReply:
         slots = routing.slots

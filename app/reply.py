@@ -9,6 +9,7 @@ or — the one kind computed by the front, since it streams — a glossary answe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
 
 from app.intents import Intent
@@ -78,6 +79,8 @@ class QuoteReply(BaseReply):
     # a model named with no GPU ("how much to run llama 70b for a week"): the options are the cheapest
     # configurations that fit it, by the fit
     fitted_model: str | None = None
+    # a budget said with a term and no GPU ("I have $2000 for a week"): the options are the most of each GPU it buys
+    budget: Decimal | None = None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ words, never one customer's sentence.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from app.intents import CHEAPEST, PRICE_QUESTION, RENTAL_WORDS
 from app.router import RouteScores
@@ -182,6 +183,25 @@ PAYMENT_METHOD = re.compile(
     r"|(оплат|заплат|плат)\w*\s+(\w+\s+)?(картой|карточкой|криптой|наличными|переводом|с\s+карты)"
     r"|\bpay\w*\s+(by|with|via|using)\s+(a\s+)?(card|credit|debit|crypto|bank|wire|check|cheque|amex|apple\s+pay"
     r"|google\s+pay)|\baccept\w*\s+(cards?|credit|crypto|amex|visa|paypal))")
+# a budget for the rental: «бюджет 500 долларов», "I have $2000", "up to 300 usd", «до 1000 баксов»
+BUDGET = re.compile(r"(?i)(?:бюджет\w*|budget|\bhave|\bесть|\bдо|up\s+to|within|max(?:imum)?|не\s+больше|не\s+более"
+                    r"|в\s+пределах|under|уложиться\s+в|\bfor|\bза)\s*(?:of\s+|в\s+|около\s+|about\s+)?(?:\$\s*(?P<before>\d[\d\s,.]*\d|\d)"
+                    r"|(?P<after>\d[\d\s,.]*\d|\d)\s*(?:\$|usd|долл\w*|бакс\w*|dollars?|bucks))")
+
+
+def budget_asked(text: str) -> Decimal | None:
+    """The money a customer can spend, when the message states one as a budget."""
+    match = BUDGET.search(text)
+    if match is None:
+        return None
+    digits = re.sub(r"[\s,]", "", match.group("before") or match.group("after") or "")
+    try:
+        amount = Decimal(digits)
+    except ArithmeticError:
+        return None
+    return amount if amount > 0 else None
+
+
 # what else a price may cover: "does the price include storage?", «трафик входит в стоимость?», "is storage extra?"
 EXTRAS = re.compile(r"(?i)\b(storage|disks?|ssd|nvme|volumes?|traffic|egress|ingress|network|internet|ip\s+address\w*"
                     r"|public\s+ip|cpus?|vcpus?|ram|electricity|setup\s+fees?"

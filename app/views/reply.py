@@ -57,7 +57,12 @@ def render_quote_options(reply: QuoteReply, markup: Markup = PLAIN) -> str:
     first = reply.options[0][1]
     lines = [markup.bold(t("quote_options_compared_title", lang, duration=first.duration.describe(lang),
                            pricing=pricing_label(first.pricing, lang)))]
-    if reply.chosen and reply.fitted_model:  # the fit chose them for the model named
+    if reply.budget is not None:  # the most of each GPU the budget buys, the most memory first
+        first_quote = reply.options[0][1]
+        lines.append(markup.text(t("quote_options_chosen_budget", lang, shown=len(ranked),
+                                   budget=money(reply.budget, first_quote.currency, lang))))
+        ranked = list(reply.options)  # in the order chosen: the most memory first
+    elif reply.chosen and reply.fitted_model:  # the fit chose them for the model named
         lines.append(markup.text(t("quote_options_chosen_fit", lang, model=reply.fitted_model, shown=len(ranked))))
     elif reply.chosen:  # not named by the customer: say which ones these are
         chosen = "quote_options_chosen_total_memory" if reply.memory_in_total else "quote_options_chosen_memory"
@@ -67,7 +72,7 @@ def render_quote_options(reply: QuoteReply, markup: Markup = PLAIN) -> str:
     for request, quote in ranked:
         line = t("quote_options_compared_line", lang, count=quote.gpu_count, gpu=quote.gpu_name,
                  total=money(quote.total, quote.currency, lang))
-        if quote is cheapest and ranked[1][1].total > quote.total:
+        if reply.budget is None and quote is cheapest and ranked[1][1].total > quote.total:
             line += t("quote_options_compared_cheapest", lang,
                       saves=money(ranked[1][1].total - quote.total, quote.currency, lang))
         cheaper_ways = "; ".join(f"{pricing_label(option.pricing, lang)} — {money(option.total, quote.currency, lang)}"

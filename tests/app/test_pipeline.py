@@ -836,3 +836,24 @@ async def test_formats_or_software_asked_with_a_gpu_as_context_are_the_glossarys
                                                                                 text: str) -> None:
     """Not the GPU's spec card: «bf16 или fp16 на a100» asks which format, not the A100's TFLOPS."""
     assert isinstance(await pipeline.reply(text), GlossaryReply)
+
+
+@pytest.mark.parametrize(("text", "budget", "hours"), [
+    ("у меня бюджет 500 долларов, что можно арендовать на неделю", Decimal(500), 168),
+    ("what can i get for 3000 dollars for a month", Decimal(3000), 720)])
+async def test_a_budget_and_a_term_get_the_most_of_each_gpu_it_pays_for(pipeline: ReplyPipeline, text: str,
+                                                                        budget: Decimal, hours: int) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, QuoteReply) and reply.budget == budget and reply.options, reply
+    for request, quote in reply.options:
+        assert quote.total <= budget and request.duration.hours == hours
+        one_more = pipeline.quotes.preview(pipeline.quotes.parse(
+            f"{request.gpu_id} x{request.gpu_count + 1} {hours} hours").request)
+        assert one_more.total > budget  # as many as it pays for, not fewer
+    assert "cheapest" not in render_text(reply, pipeline.data)
+
+
+async def test_a_budget_too_small_for_one_gpu_says_so(pipeline: ReplyPipeline) -> None:
+    reply = await pipeline.reply("I have $20 for a week, what can i rent?")
+    assert isinstance(reply, QuoteReply) and reply.error is not None and reply.error.code == "over_budget", reply
+    assert "20 USD" in render_text(reply, pipeline.data)
