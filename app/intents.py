@@ -29,7 +29,7 @@ from gpu.fit.service import FitService
 from rag.context import looks_like_follow_up
 from rag.rules import RuleAnswer, RuleBook
 
-IntentKind = Literal["command", "price", "rule", "fit", "gpu_spec", "glossary"]
+IntentKind = Literal["command", "price", "rule", "fit", "gpu_spec", "model_spec", "glossary"]
 # What a reply cites besides glossary entries: a catalog, named in --json by its data file
 CatalogSource = Literal["price_list"]
 CATALOG_FILES: dict[CatalogSource, str] = {"price_list": "data/prices.yaml"}
@@ -102,6 +102,7 @@ class Intent:
     # price questions: the cheapest GPU asked for (the rented ones cheapest first), of at least this memory
     cheapest: bool = False
     min_memory_gb: int | None = None
+    model_ids: tuple[str, ...] = ()  # model spec questions: the catalog models asked about ("context of llama 3.1")
 
     @property
     def catalogs(self) -> tuple[CatalogSource, ...]:

@@ -190,6 +190,10 @@ COMPATIBLE = re.compile(r"(?i)\bcompatib\w*|\bсовместим\w*|\b(support|s
                         r"(cuda|rocm|pytorch|vllm|tensorrt)\b|\b(cuda|rocm)\s+(on|на)\b"
                         r"|\b(cuda|rocm|vllm|pytorch|tensorrt|triton|sglang|tgi|ollama|deepspeed)\s+(support|supports|работает"
                         r"|поддерживает)\b")
+CONTEXT_LENGTH = re.compile(r"(?i)\b(max(imum)?\s+)?context\s+(length|window|size|limit)|\bmax(imum)?\s+context\b"
+                            r"|\bhow\s+(long|much)\s+(of\s+(a|the)\s+)?context|\bcontext\s+(does|can)\b"
+                            r"|\b(длин\w*|размер\w*|окн\w*)\s+контекст\w*|\bконтекстн\w+\s+окн\w*|\bмакс\w*\s+контекст\w*"
+                            r"|\bкакой\s+(\w+\s+)?контекст\b|\bсколько\s+(токенов\s+)?контекст\w*")
 RENT_ASKED = re.compile(r"(?i)\brent|аренд|\bbook\b|\bснять\b|\bвзять\b")
 # which GPU to take asked of a model («какая карта лучше для llama 70b по цене», "best gpu for qwen 32b price-wise")
 WHICH_GPU = re.compile(r"(?i)\b(какая|какую|какой|какие|which|what)\s+(\w+\s+)?(карт|видеокарт|gpu|гпу|card|setup"
@@ -622,6 +626,11 @@ class ReplyPipeline:
         if sem == "lifecycle" and words.lead(sem) >= 2 * CLEAR_MARGIN and not has_gpu and not has_model \
                 and not ALREADY_RENTED.search(text) and not DATA.search(text) and not stops_something_else(text):
             return Decision("lifecycle")
+        # a model's own context length ("what is the context length of llama 3.1", «какой контекст у qwen 2.5 7b»): the
+        # catalog's figure (with a GPU named, the fit says how much of it fits)
+        if CONTEXT_LENGTH.search(text) and not has_gpu and not has_duration and not money \
+                and not GPU_WORDS.search(text) and (has_model or self._family_sizes(text)):
+            return Decision("spec", about="model_context")
         # "whats the fastest gpu you have?", «самая мощная карта у вас?»: the rented leaders, side by side
         if words.fastest and not has_gpu and not has_model and not has_duration and not money:
             return Decision("compare", fastest=True)
@@ -824,6 +833,9 @@ class ReplyPipeline:
         if route == "price":
             intent = self.intents.price_intent(text)
             return CatalogReply(text, lang, routing, intent)
+        if route == "spec" and decision.about == "model_context":
+            models = [slots.model] if slots.model is not None else [model.id for model in self._family_sizes(text)]
+            return CatalogReply(text, lang, routing, Intent("model_spec", text, model_ids=tuple(models)))
         if route == "spec":
             intent = self.intents.classify_question(text, previous)
             if intent.kind != "gpu_spec":

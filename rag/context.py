@@ -309,6 +309,12 @@ def _side_concept(retriever: Retriever, all_entries: Sequence[GlossaryEntry], si
     if concept is not None and query is side and len(side.split()) <= 3 \
             and not names_subject(side, concept_entries(all_entries, concept)):
         return None
+    # "sxm" finds «NVIDIA A100» by its alias «A100 SXM»: a GPU is named by its model number, a side without one
+    # (a form factor, a bus) is not that GPU
+    if concept is not None and query is side and not re.search(r"\d", side) \
+            and all(entry.category == "hardware" and any(re.search(r"\d", name) for name in entry.names)
+                    for entry in concept_entries(all_entries, concept)):
+        return None
     return concept
 
 

@@ -90,7 +90,22 @@ def render_rule_answer(intent: Intent, lang: Lang, markup: Markup = PLAIN) -> st
     return "\n".join(parts)
 
 
-CATALOG_INTENTS = ("price", "rule", "gpu_spec")
+def render_model_spec_answer(intent: Intent, data: GpuData, lang: Lang, markup: Markup = PLAIN) -> str:
+    """"What is the context length of llama 3.1": each model's longest context, from its config.json."""
+    lines = []
+    for model_id in intent.model_ids:
+        model = data.models.get(model_id)
+        context = getattr(model, "max_context", None)
+        lines.append(markup.text(t("model_context_line", lang, model=model.name, tokens=_number(context, lang))
+                                 if context else t("model_context_unknown", lang, model=model.name)))
+    if not lines:
+        lines.append(markup.text(t("model_context_none", lang)))
+    lines.append(markup.text(t("model_context_fit_hint", lang)))
+    lines.append(markup.italic(t("model_spec_source", lang)))
+    return "\n".join(lines)
+
+
+CATALOG_INTENTS = ("price", "rule", "gpu_spec", "model_spec")
 
 
 def render_catalog_answer(intent: Intent, data: GpuData, lang: Lang, markup: Markup = PLAIN) -> str:
@@ -101,4 +116,6 @@ def render_catalog_answer(intent: Intent, data: GpuData, lang: Lang, markup: Mar
         return render_rule_answer(intent, lang, markup)
     if intent.kind == "gpu_spec":
         return render_spec_answer(intent, data, lang, markup)
+    if intent.kind == "model_spec":
+        return render_model_spec_answer(intent, data, lang, markup)
     raise ValueError(f"not a catalog intent: {intent.kind}")

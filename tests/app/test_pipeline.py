@@ -857,3 +857,16 @@ async def test_a_budget_too_small_for_one_gpu_says_so(pipeline: ReplyPipeline) -
     reply = await pipeline.reply("I have $20 for a week, what can i rent?")
     assert isinstance(reply, QuoteReply) and reply.error is not None and reply.error.code == "over_budget", reply
     assert "20 USD" in render_text(reply, pipeline.data)
+
+
+@pytest.mark.parametrize(("text", "models", "shown"), [
+    ("what is the context length of llama 3.1", {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b"}, "131,072"),
+    ("какой контекст у qwen 2.5 7b", {"qwen2.5-7b"}, "131\u00a0072")])
+async def test_a_models_context_length_is_the_catalogs_figure(pipeline: ReplyPipeline, text: str,
+                                                              models: set[str], shown: str) -> None:
+    reply = await pipeline.reply(text)
+    assert isinstance(reply, CatalogReply) and reply.intent.kind == "model_spec", reply
+    assert set(reply.intent.model_ids) == models
+    for model_id in models:
+        assert pipeline.data.models.get(model_id).max_context == 131072
+    assert shown in render_text(reply, pipeline.data)

@@ -15,6 +15,7 @@ from rag.context import (
 from rag.glossary import load_glossary
 from rag.retrieval.retriever import HybridRetriever
 from tests.conftest import DATA_DIR
+from tests.rag.support import shared_retriever
 
 
 @pytest.mark.parametrize(("question", "sides"), [
@@ -207,3 +208,12 @@ def test_a_comparison_asked_with_a_pronoun_names_the_two_things_asked_before(que
 ])
 def test_no_pronoun_comparison_without_two_things_asked(question: str, earlier: list[str]) -> None:
     assert their_difference(question, earlier) is None
+
+
+def test_a_form_factor_is_no_side_named_by_a_gpus_alias() -> None:
+    """"sxm" found «NVIDIA A100» by its alias «A100 SXM», and the A100's definition was shown as the SXM side."""
+    entries = load_glossary(DATA_DIR)
+    retriever = shared_retriever()
+    found = resolve_comparison(retriever, entries, "what is the difference between sxm and pcie")
+    assert found is not None and found.missing == ("sxm",) and found.left == []
+    assert found.right[0].concept == "pcie"
