@@ -194,6 +194,9 @@ CONTEXT_LENGTH = re.compile(r"(?i)\b(max(imum)?\s+)?context\s+(length|window|siz
                             r"|\bhow\s+(long|much)\s+(of\s+(a|the)\s+)?context|\bcontext\s+(does|can)\b"
                             r"|\b(длин\w*|размер\w*|окн\w*)\s+контекст\w*|\bконтекстн\w+\s+окн\w*|\bмакс\w*\s+контекст\w*"
                             r"|\bкакой\s+(\w+\s+)?контекст\b|\bсколько\s+(токенов\s+)?контекст\w*")
+NEED_GPUS = re.compile(r"(?i)\b(need|want|looking\s+for|нужн\w*|нуж(ен|на|ны)|хочу|ищу|надо)\s+(\w+\s+)?(gpus|cards"
+                       r"|servers|machines|карт\w*|видеокарт\w*|гпу|сервер\w*|машин\w*)")
+SHORT_REQUEST_WORDS = 8  # «ок а если на месяц с коммитом?»: a way of paying and a term, said as a request
 RENT_ASKED = re.compile(r"(?i)\brent|аренд|\bbook\b|\bснять\b|\bвзять\b")
 # which GPU to take asked of a model («какая карта лучше для llama 70b по цене», "best gpu for qwen 32b price-wise")
 WHICH_GPU = re.compile(r"(?i)\b(какая|какую|какой|какие|which|what)\s+(\w+\s+)?(карт|видеокарт|gpu|гпу|card|setup"
@@ -782,9 +785,9 @@ class ReplyPipeline:
         # "need gpus for a hackathon this weekend, what do you suggest?", «ок а если на месяц с коммитом?»: a rental's
         # length (or way of paying) with no GPU or model named: which GPU and how many, not a glossary concept
         if has_duration and not has_gpu and not has_model and not is_definition_question(text) \
-                and not words.naming and (GPU_WORDS.search(text) or RENT_ASKED.search(text)
-                                          or slots.pricing is not None
-                                          or (sem in ("quote", "price") and words.lead(sem) >= CLEAR_MARGIN)):
+                and not words.naming and not words.explain and not (previous and reads_as_follow_up(text)) \
+                and (RENT_ASKED.search(text) or NEED_GPUS.search(text)
+                     or (slots.pricing is not None and len(text.split()) <= SHORT_REQUEST_WORDS)):
             return Decision("clarify", missing="gpu")
         return Decision("glossary")
 
