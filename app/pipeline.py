@@ -521,11 +521,11 @@ class ReplyPipeline:
         # each priced the same way, side by side
         if distinct >= 2 and has_duration and not has_model and (money or words.cheaper):
             return Decision("quote")
-        # no GPU named but what it must have and for how long ("4 GPUs with at least 80GB each for 2 weeks, what
-        # are my options?", "cheapest option for 8 gpus for a month"): every GPU that qualifies, priced
         # a budget and a term, no GPU ("I have $2000 for a week, what can I rent?"): the most of each GPU it pays for
         if budget_asked(text) is not None and has_duration and not has_gpu and not has_model:
             return Decision("quote")
+        # no GPU named but what it must have and for how long ("4 GPUs with at least 80GB each for 2 weeks, what
+        # are my options?", "cheapest option for 8 gpus for a month"): every GPU that qualifies, priced
         asks_options = MEMORY_SIZE.search(text) is not None or words.cheapest or words.cheaper
         if not has_gpu and has_duration and not has_model and asks_options \
                 and (money or words.rental or slots.count is not None or sem in ("quote", "price")):
