@@ -271,9 +271,12 @@ def parse_param_count(text: str) -> int | None:
     return int(value * scale)
 
 
-# Llama-family shapes by size; a parameter count picks the nearest and scales layers to match.
+# Llama-family shapes by size; a parameter count picks the nearest and scales layers to match. Above 150B the
+# shape is Llama 3.1 405B's (hidden 16384, 128 heads, ffn 53248): 70B's would give a 405B model 471 layers and
+# over three times its KV cache.
 _SHAPES = ((1.5e9, 2048, 16, 8192, 64), (4e9, 3072, 24, 8192, 128), (10e9, 4096, 32, 14336, 128),
-           (20e9, 5120, 40, 13824, 128), (45e9, 6656, 52, 17920, 128), (1e20, 8192, 64, 28672, 128))
+           (20e9, 5120, 40, 13824, 128), (45e9, 6656, 52, 17920, 128), (150e9, 8192, 64, 28672, 128),
+           (1e20, 16384, 128, 53248, 128))
 
 
 def model_from_param_count(params: int) -> ModelSpec:

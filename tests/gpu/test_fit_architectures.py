@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from gpu.fit.architectures import ModelInputError, load_model_catalog, model_from_gguf, model_from_hf_config
+from gpu.fit.architectures import (
+    ModelInputError,
+    load_model_catalog,
+    model_from_gguf,
+    model_from_hf_config,
+    model_from_param_count,
+)
 from gpu.fit.engine import kv_cache_bytes
 from tests.conftest import DATA_DIR, fit_service
 
@@ -111,3 +117,13 @@ def test_a_broken_models_file_names_the_file_the_line_and_the_field(tmp_path: Pa
         load_model_catalog(tmp_path)
     prefix = f"{tmp_path / 'models.yaml'}, line {index + 1}: models["
     assert str(caught.value).startswith(prefix) and "].layer: unknown field" in str(caught.value), caught.value
+
+
+@pytest.mark.parametrize(("params", "model_id"), [(8_030_261_248, "llama-3.1-8b"), (70_553_706_496, "llama-3.1-70b"),
+                                                  (405_853_388_800, "llama-3.1-405b")])
+def test_a_bare_parameter_count_is_estimated_with_its_llama_sizes_shape(params: int, model_id: str) -> None:
+    """"a 405b": the shape of Llama 3.1 405B, not 70B's stretched to 471 layers (3.6 times the KV cache)."""
+    estimated = model_from_param_count(params)
+    real = fit_service().parser.models.get(model_id)
+    assert abs(estimated.layers - real.layers) <= 2 and estimated.hidden == real.hidden
+    assert estimated.kv_heads == real.kv_heads and estimated.head_dim == real.head_dim
