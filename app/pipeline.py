@@ -92,7 +92,8 @@ from gpu.fit.quant import WEIGHT_FORMATS
 from gpu.fit.request import CLOSED_MODEL, FitInputError
 from gpu.fit.service import FitService
 from gpu.quote.duration import format_amount
-from gpu.quote.request import QuoteInputError
+from gpu.quote.engine import Quote
+from gpu.quote.request import QuoteInputError, QuoteRequest
 from gpu.quote.service import QuoteService
 from infra.datafile import DataFile
 from infra.i18n import Lang, Phrase
@@ -904,6 +905,7 @@ class ReplyPipeline:
                     raise QuoteInputError(f"No GPU we rent has {min_memory_gb} GB.", [], "gpu", "no_gpu_with_memory",
                                           gb=min_memory_gb)
             fitted = None
+            lighter: list[tuple[str, QuoteRequest, Quote]] = []
             budget = budget_asked(text) if not slots.gpus and slots.model is None else None
             if budget is not None:
                 asked = self._within_budget(budget, slots)
@@ -915,6 +917,9 @@ class ReplyPipeline:
                 fit = self.fit.fit(normalise(text))
                 asked = [GpuSlot(option.gpu_id, option.gpu_name, option.count) for option in fit.cheapest]
                 fitted = f"{fit.request.model.name} · {WEIGHT_FORMATS[fit.request.quant].label}"
+                for way, option in fit.lighter:  # adapters instead of full training, compressed weights to serve
+                    cheaper = self.quotes.parse(_request_text(option.gpu_id, option.count, slots)).request
+                    lighter.append((way, cheaper, self.quotes.preview(cheaper)))
                 if not asked:
                     raise QuoteInputError(f"Nothing we rent fits {fitted}.", [], "gpu", "nothing_fits",
                                           model=fitted)
@@ -925,10 +930,7 @@ class ReplyPipeline:
                 said = gpu.count if gpu.count is not None else (
                     slots.count if len(asked) == 1 or slots.loose_count is not None or not slots.gpus else None)
                 count = said if said is not None else 1
-                request_text = f"{gpu.id} x{count} {_duration_text(slots)}"
-                if slots.pricing is not None:
-                    request_text += f" {slots.pricing.value}"
-                request = self.quotes.parse(request_text).request
+                request = self.quotes.parse(_request_text(gpu.id, count, slots)).request
                 options.append((request, self.quotes.preview(request)))
         except QuoteInputError as exc:
             return QuoteReply(text, lang, routing, error=exc)
@@ -944,13 +946,10 @@ class ReplyPipeline:
         return QuoteReply(text, lang, routing, quote=quote, request=request,
                           options=tuple(options) if len(options) > 1 else (), min_memory_gb=min_memory_gb,
                           chosen=not slots.gpus, memory_in_total=memory_in_total, fitted_model=fitted,
-                          budget=budget)
+                          budget=budget, lighter=tuple(lighter))
 
     def _total(self, gpu_id: str, count: int, slots: Slots) -> Decimal:
-        request_text = f"{gpu_id} x{count} {_duration_text(slots)}"
-        if slots.pricing is not None:
-            request_text += f" {slots.pricing.value}"
-        return self.quotes.preview(self.quotes.parse(request_text).request).total
+        return self.quotes.preview(self.quotes.parse(_request_text(gpu_id, count, slots)).request).total
 
     def _within_budget(self, budget: Decimal, slots: Slots) -> list[GpuSlot]:
         """Each rented GPU as many times as the budget pays for over the term (the way of paying asked, else
@@ -1023,6 +1022,12 @@ class ReplyPipeline:
         count = slots.count if missing == "gpu" and not slots.gpus and (slots.count or 0) > 1 else None
         return ClarifyReply(text, lang, routing, route=route, missing=missing, known=known, count=count,
                             options=options)
+
+
+def _request_text(gpu_id: str, count: int, slots: Slots) -> str:
+    """The quote request for ``count`` of a GPU over the term and way of paying the slots say."""
+    text = f"{gpu_id} x{count} {_duration_text(slots)}"
+    return f"{text} {slots.pricing.value}" if slots.pricing is not None else text
 
 
 def _duration_text(slots: Slots) -> str:

@@ -81,6 +81,9 @@ class QuoteReply(BaseReply):
     fitted_model: str | None = None
     # a budget said with a term and no GPU ("I have $2000 for a week"): the options are the most of each GPU it buys
     budget: Decimal | None = None
+    # with ``fitted_model``: the fit's cheaper ways (adapters for training, compressed weights for serving), each
+    # as (way, request, quote) for the same term
+    lighter: tuple[tuple[str, QuoteRequest, Quote], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from app.views.fit import result_json
 from app.views.quote import money, pricing_label, render_input_error, render_quote
 from gpu.data import GpuData
 from gpu.fit.engine import GIB
+from gpu.fit.quant import WEIGHT_FORMATS
 from gpu.quote.request import QuoteRequest
 from infra.i18n import Lang, t
 from infra.markup import PLAIN, Markup
@@ -81,9 +82,23 @@ def render_quote_options(reply: QuoteReply, markup: Markup = PLAIN) -> str:
             line += t("quote_options_compared_other_ways", lang, ways=cheaper_ways)
         lines.append(markup.text("• " + line))
         lines.append("  " + markup.code("/quote " + request_command(request)))
+    if reply.lighter:  # the fit's cheaper ways for the model named, the same term
+        lines.append(markup.text(t("quote_lighter_title_train" if reply.lighter[0][0] in ("lora", "qlora")
+                                   else "quote_lighter_title_serve", lang)))
+        for way, request, quote in reply.lighter:
+            lines.append(markup.text("• " + t("quote_lighter_line", lang, way=_way_label(way, lang),
+                                              count=quote.gpu_count, gpu=quote.gpu_name,
+                                              total=money(quote.total, quote.currency, lang))))
+            lines.append("  " + markup.code("/quote " + request_command(request)))
     lines.extend(markup.text("ℹ " + t(f"quote_rule_{rule}", lang)) for rule in first.rules)
     lines.append(markup.text(t("quote_options_compared_hint", lang)))
     return "\n".join(lines)
+
+
+def _way_label(way: str, lang: Lang) -> str:
+    """LoRA, QLoRA, or the compressed weights' format (FP8, AWQ)."""
+    return t(f"quote_lighter_{way}", lang) if way in ("lora", "qlora") else \
+        t("quote_lighter_weights", lang, quant=WEIGHT_FORMATS[way].label)
 
 
 def render_fit_reply(reply: FitReply, markup: Markup = PLAIN) -> str:

@@ -870,3 +870,14 @@ async def test_a_models_context_length_is_the_catalogs_figure(pipeline: ReplyPip
     for model_id in models:
         assert pipeline.data.models.get(model_id).max_context == 131072
     assert shown in render_text(reply, pipeline.data)
+
+
+async def test_a_fitted_quote_shows_the_fits_cheaper_ways_for_the_same_term(pipeline: ReplyPipeline) -> None:
+    """Full fine-tuning of a 7B takes a 141-192 GB card; LoRA on a 24 GB one costs a fifth of it."""
+    reply = await pipeline.reply("нужно дообучить qwen 7b на своих данных, сколько это будет стоить на неделю")
+    assert isinstance(reply, QuoteReply) and reply.fitted_model and reply.lighter, reply
+    assert {way for way, _, _ in reply.lighter} == {"lora", "qlora"}
+    cheapest_full = min(quote.total for _, quote in reply.options)
+    for _, request, quote in reply.lighter:
+        assert request.duration.hours == 168 and quote.total < cheapest_full
+    assert "LoRA" in render_text(reply, pipeline.data)
