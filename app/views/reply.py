@@ -254,6 +254,15 @@ def reply_json(reply: Reply, data: GpuData) -> dict[str, Any]:
             document["quotes"] = [{"gpu": quote.gpu_id, "count": quote.gpu_count, "total": str(quote.total),
                                    "currency": quote.currency, "command": "/quote " + request_command(request)}
                                   for request, quote in reply.options]
+        if reply.budget is not None:
+            document["budget"] = str(reply.budget)
+        if reply.fitted_model:
+            document["fitted_model"] = reply.fitted_model
+        if reply.lighter:  # the fit's cheaper ways, the same term
+            document["cheaper_ways"] = [{"way": way, "gpu": quote.gpu_id, "count": quote.gpu_count,
+                                         "total": str(quote.total), "currency": quote.currency,
+                                         "command": "/quote " + request_command(request)}
+                                        for way, request, quote in reply.lighter]
     if isinstance(reply, CompareReply) and reply.comparison is not None:
         document["comparison"] = comparison_json(reply.comparison)
     return document

@@ -881,3 +881,6 @@ async def test_a_fitted_quote_shows_the_fits_cheaper_ways_for_the_same_term(pipe
     for _, request, quote in reply.lighter:
         assert request.duration.hours == 168 and quote.total < cheapest_full
     assert "LoRA" in render_text(reply, pipeline.data)
+    document = reply_json(reply, pipeline.data)
+    assert document["fitted_model"] == reply.fitted_model
+    assert [item["way"] for item in document["cheaper_ways"]] == [way for way, _, _ in reply.lighter]
