@@ -102,6 +102,8 @@ class Intent:
     # price questions: the cheapest GPU asked for (the rented ones cheapest first), of at least this memory
     cheapest: bool = False
     min_memory_gb: int | None = None
+    # price questions: ``min_memory_gb`` is more than any rented GPU has, so a total over several ("640GB of VRAM")
+    memory_in_total: bool = False
     model_ids: tuple[str, ...] = ()  # model spec questions: the catalog models asked about ("context of llama 3.1")
 
     @property
@@ -207,13 +209,22 @@ class IntentClassifier:
         size = MEMORY_SIZE.search(question)
         if size is None or not _GPU_MEMORY.search(question) or self.gpus_named(MEMORY_SIZE.sub(" ", question)):
             return None  # "re-upload 500gb every time": data, not GPU memory
-        largest = max(self.data.gpus.get(gpu_id).memory_gb for gpu_id in self.data.prices.rentable_ids())
-        return int(size.group(1)) if int(size.group(1)) > largest else None
+        return int(size.group(1)) if int(size.group(1)) > self._largest_rented_gb() else None
+
+    def _largest_rented_gb(self) -> float:
+        return max((self.data.gpus.get(gpu_id).memory_gb for gpu_id in self.data.prices.rentable_ids()), default=0)
 
     def price_intent(self, question: str) -> Intent:
         """The price-list reply to a price question: the GPUs it names, rented or not (none: the whole list);
         the cheapest asked for ("cheapest 80gb card"): the rented GPUs cheapest first, of that memory or more
         (a size names no one GPU here: the catalog's first 80 GB card is not the cheapest one)."""
+        intent = self._cheapest_or_named(question)
+        # more memory asked than any GPU we rent has: the sets of GPUs adding up to it (decided here, once)
+        if intent.cheapest and not intent.gpu_ids and (intent.min_memory_gb or 0) > self._largest_rented_gb():
+            return replace(intent, memory_in_total=True)
+        return intent
+
+    def _cheapest_or_named(self, question: str) -> Intent:
         intent = self._price(question) or Intent("price", question)
         total = self.memory_total(question)
         if total is not None and not intent.gpu_ids and not intent.unpriced:

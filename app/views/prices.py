@@ -72,8 +72,7 @@ def render_price_answer(intent: Intent, data: GpuData, lang: Lang, markup: Marku
     # an example in the customer's own words, never a count or a term nobody asked for
     # («2 RTX 4090 на неделю», not «2 GeForce…»: the name without its vendor, product line and memory size)
     gpu = re.sub(r"\s+\d+\s?GB$", "", short_name(catalog.get(intent.gpu_ids[0]))) if intent.gpu_ids else "H100"
-    largest = max((catalog.get(gpu_id).memory_gb for gpu_id in data.prices.rentable_ids()), default=0)
-    if intent.cheapest and not intent.gpu_ids and (intent.min_memory_gb or 0) > largest:
+    if intent.memory_in_total:
         parts.append(t("price_ask_for_quote_memory", lang, gb=intent.min_memory_gb))  # a total: the sets priced
     else:
         parts.append(t("price_ask_for_quote", lang, gpu=gpu))
@@ -108,12 +107,12 @@ def _discount_summary(prices: PriceList, data: GpuData, lang: Lang) -> list[str]
 
 def _cheapest_first(intent: Intent, data: GpuData, lang: Lang) -> list[str]:
     """The rented GPUs (those named, else all of at least the memory asked) by on-demand price, cheapest first."""
+    if intent.memory_in_total and intent.min_memory_gb:  # no one GPU has it: the sets that add up to it
+        return _sets_adding_up(intent.min_memory_gb, data, lang)
     prices = data.prices.current()
     candidates = [gpu_id for gpu_id in (intent.gpu_ids or data.prices.rentable_ids())
                   if prices.price_for(gpu_id) is not None
                   and data.gpus.get(gpu_id).memory_gb >= (intent.min_memory_gb or 0)]
-    if not candidates and intent.min_memory_gb and not intent.gpu_ids:
-        return _sets_adding_up(intent.min_memory_gb, data, lang)
     if not candidates:
         return [t("price_cheapest_none", lang, gb=intent.min_memory_gb or 0)]
     candidates.sort(key=lambda gpu_id: (prices.price_for(gpu_id).on_demand, gpu_id))  # type: ignore[union-attr]

@@ -53,16 +53,16 @@ def render_quote_options(reply: QuoteReply, markup: Markup = PLAIN) -> str:
     """Several configurations priced the same way for the same time, the cheapest first and marked with what it
     saves; each with its cheapest way to pay when another way costs less, and the /quote that saves it."""
     lang = reply.lang
-    ranked = sorted(reply.options, key=lambda option: (option[1].total, reply.options.index(option)))
+    # the cheapest first; options chosen for a budget keep their order (the most memory first)
+    ranked = list(reply.options) if reply.budget is not None else \
+        sorted(reply.options, key=lambda option: (option[1].total, reply.options.index(option)))
     cheapest = ranked[0][1]
     first = reply.options[0][1]
     lines = [markup.bold(t("quote_options_compared_title", lang, duration=first.duration.describe(lang),
                            pricing=pricing_label(first.pricing, lang)))]
-    if reply.budget is not None:  # the most of each GPU the budget buys, the most memory first
-        first_quote = reply.options[0][1]
+    if reply.budget is not None:  # the most of each GPU the budget buys
         lines.append(markup.text(t("quote_options_chosen_budget", lang, shown=len(ranked),
-                                   budget=money(reply.budget, first_quote.currency, lang))))
-        ranked = list(reply.options)  # in the order chosen: the most memory first
+                                   budget=money(reply.budget, first.currency, lang))))
     elif reply.chosen and reply.fitted_model:  # the fit chose them for the model named
         lines.append(markup.text(t("quote_options_chosen_fit", lang, model=reply.fitted_model, shown=len(ranked))))
     elif reply.chosen:  # not named by the customer: say which ones these are
